@@ -1,0 +1,359 @@
+"""`dsh-memory-forget`: the engine on the command line (seed §10.2), over a SQLite file, on the wall clock.
+
+Global options come before the command: `--db PATH` (default `~/.amnesia/memory.db`, or env AMNESIA_DB),
+`--config FILE` (YAML/TOML, or env AMNESIA_CONFIG), `--json` (print the view as JSON instead of text).
+Bad input of any kind prints one line `error: ...` on stderr and exits 2, with no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import click
+import typer
+
+from amnesia import Amnesia, Config, SQLiteStore, SystemClock
+from amnesia.durations import format_duration, parse_duration
+from amnesia.errors import AmnesiaError, InvalidInput, NotFound
+
+EXIT_BAD_INPUT = 2
+KindChoice = Literal["fact", "preference", "episode", "task-context"]
+ScopeChoice = Literal["workspace", "session", "team"]
+CurveChoice = Literal["flat", "linear", "ebbinghaus"]
+
+app = typer.Typer(
+    name="dsh-memory-forget",
+    help="Amnesia: agent memory in which every item has a shelf life (TTL, decay, audit).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@dataclass
+class CliState:
+    db: Path | None
+    config_file: Path | None
+    as_json: bool
+    clock: SystemClock
+
+    @contextmanager
+    def engine(self) -> Iterator[Amnesia]:
+        config = Config.load(self.config_file)
+        path = Path(self.db if self.db is not None else config.db_path).expanduser()
+        store = SQLiteStore(path, lock_timeout=config.lock_timeout)
+        try:
+            yield Amnesia(store=store, config=config, clock=self.clock)
+        finally:
+            store.close()
+
+    def ago(self, when: float) -> str:
+        return f"{format_duration(max(0.0, self.clock.now() - when))} ago"
+
+    def until(self, when: float | None) -> str:
+        if when is None:
+            return "never expires"
+        return f"expires in {format_duration(max(0.0, when - self.clock.now()))}"
+
+    def emit(self, payload: Any, lines: Iterable[str]) -> None:
+        """Print the JSON view with --json, else the human lines."""
+        if self.as_json:
+            typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        else:
+            for line in lines:
+                typer.echo(line)
+
+
+def _state(ctx: typer.Context) -> CliState:
+    return ctx.ensure_object(CliState)
+
+
+@app.callback()
+def global_options(
+    ctx: typer.Context,
+    db: Annotated[
+        Path | None, typer.Option("--db", help="SQLite file [default: ~/.amnesia/memory.db or $AMNESIA_DB]")
+    ] = None,
+    config_file: Annotated[
+        Path | None, typer.Option("--config", help="YAML or TOML config file [or $AMNESIA_CONFIG]")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON views instead of text.")] = False,
+) -> None:
+    ctx.obj = CliState(db=db, config_file=config_file, as_json=as_json, clock=SystemClock())
+
+
+def _plug_line(state: CliState, plug: dict[str, Any]) -> str:
+    life = "pinned" if plug["pinned"] else state.until(plug["expires_at"])
+    owner = f":{plug['owner_id']}" if plug.get("owner_id") else ""
+    marks = " · untrusted" if plug.get("untrusted") else ""
+    return (
+        f"[{plug['id']}] {plug['kind']} · {plug['scope']}{owner} · {plug['status']} · "
+        f"strength {plug['strength']:.2f} · {life}{marks} · {plug['content']}"
+    )
+
+
+def _memory_lines(state: CliState, verb: str, view: dict[str, Any]) -> list[str]:
+    life = (
+        "pinned"
+        if view["pinned"]
+        else f"ttl {format_duration(view['ttl'])}, {state.until(view['expires_at'])}"
+    )
+    lines = [f"{verb} {view['id']} ({view['kind']}, {view['scope']}, {life})"]
+    lines += [f"superseded {old}" for old in view.get("superseded", ())]
+    lines += [f"evicted {old} to make room" for old in view.get("evicted", ())]
+    return lines
+
+
+@app.command()
+def remember(
+    ctx: typer.Context,
+    content: Annotated[str, typer.Argument(help="One short sentence to remember.")],
+    ttl: Annotated[
+        str | None, typer.Option(help="Shelf life, e.g. 15m, 2h30m, 7d, 1w [default: config]")
+    ] = None,
+    kind: Annotated[KindChoice, typer.Option()] = "fact",
+    scope: Annotated[ScopeChoice, typer.Option()] = "workspace",
+    owner: Annotated[
+        str | None, typer.Option(help="Session/team that owns a session or team memory.")
+    ] = None,
+    pin: Annotated[
+        bool, typer.Option("--pin", help="Keep until explicitly forgotten (no ttl needed).")
+    ] = False,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A label; repeat for several.")] = None,
+    key: Annotated[
+        str | None, typer.Option(help="Subject; a new write with the same key retires the old.")
+    ] = None,
+    supersedes: Annotated[str | None, typer.Option(help="Id of the memory this one replaces.")] = None,
+    curve: Annotated[CurveChoice | None, typer.Option()] = None,
+) -> None:
+    """Remember CONTENT for a limited time."""
+    state = _state(ctx)
+    # No --ttl: the configured default, except that a pin without a ttl is kept until forgotten.
+    options: dict[str, Any] = {"ttl": None} if pin else {}
+    if ttl is not None:
+        options["ttl"] = parse_duration(ttl, field="--ttl")
+    with state.engine() as engine:
+        view = engine.remember(
+            content,
+            kind=kind,
+            pin=pin,
+            curve=curve,
+            tags=tuple(tag or ()),
+            source="user",
+            scope=scope,
+            owner_id=owner,
+            key=key,
+            supersedes=supersedes,
+            **options,
+        ).to_dict()
+    state.emit(view, _memory_lines(state, "remembered", view))
+
+
+@app.command()
+def forget(
+    ctx: typer.Context,
+    memory_id: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="Id of the memory to forget.")
+    ] = None,
+    query: Annotated[str | None, typer.Option(help="Forget memories whose content matches.")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Forget memories with this tag.")] = None,
+    scope: Annotated[ScopeChoice | None, typer.Option()] = None,
+    owner: Annotated[str | None, typer.Option(help="Only memories owned by this session/team.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Forget everything (needs --yes).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm --all.")] = False,
+) -> None:
+    """Forget memories now: by ID, --query, --tag, --scope/--owner, or --all --yes."""
+    state = _state(ctx)
+    if not (memory_id or query or tag or scope or owner or all_):
+        raise InvalidInput("forget: give an ID, --query, --tag, --scope/--owner, or --all --yes")
+    if all_ and not yes:
+        raise InvalidInput("--all: forgetting everything needs --yes")
+    with state.engine() as engine:
+        summary = engine.forget(
+            memory_id,
+            query=query,
+            tags=tuple(tag) if tag else None,
+            scope=scope,
+            owner_id=owner,
+            all=all_,
+            confirm=yes,
+        ).to_dict()
+    ids = ", ".join(summary["ids"])
+    state.emit(summary, [f"forgot {summary['count']} item(s)" + (f": {ids}" if ids else "")])
+
+
+@app.command()
+def status(ctx: typer.Context) -> None:
+    """Counts per status, tokens, next expiry, the last forgets and the last injection."""
+    state = _state(ctx)
+    with state.engine() as engine:
+        view = engine.status().to_dict()
+    counts = " · ".join(f"{name} {count}" for name, count in view["counts"].items())
+    lines = [counts, f"tokens {view['tokens']} · bytes {view['bytes']}"]
+    if view["next_expiry_at"] is not None:
+        lines.append(f"next expiry: {state.until(view['next_expiry_at'])}")
+    for entry in view["recent_forgets"]:
+        lines.append(f"forgot {entry['id']} ({entry['reason']}) {state.ago(entry['at'])}")
+    if view["last_injection"]:
+        shot = view["last_injection"]
+        lines.append(
+            f"last injection: {shot['count']} item(s), {shot['tokens']}/{shot['budget_tokens']} tokens, "
+            f"{state.ago(shot['at'])}"
+        )
+    state.emit(view, lines)
+
+
+def _audit_line(state: CliState, entry: dict[str, Any]) -> str:
+    origin = f" from {entry['restored_from']}" if entry.get("restored_from") else ""
+    when = state.ago(entry["at"])
+    return f"{entry['item_id']} {entry['kind']} {entry['reason']}{origin} {when} · {entry['content_hash']}"
+
+
+@app.command()
+def audit(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option(min=1, help="How many entries, newest first.")] = 20,
+    since: Annotated[str | None, typer.Option(help="Only entries from the last DURATION, e.g. 1d.")] = None,
+    verify: Annotated[
+        str | None, typer.Option(metavar="TEXT", help="Which forgotten items had exactly this content.")
+    ] = None,
+) -> None:
+    """The forget trail: id, kind, reason, time and a keyed hash of the content (never the content)."""
+    state = _state(ctx)
+    with state.engine() as engine:
+        if verify is not None:
+            entries = [entry.to_dict() for entry in engine.verify(verify)]
+            verdict = f"{len(entries)} forgotten item(s) had exactly this content"
+            state.emit({"matches": entries}, [verdict, *(_audit_line(state, e) for e in entries)])
+            return
+        cutoff = state.clock.now() - parse_duration(since, field="--since") if since is not None else None
+        entries = [entry.to_dict() for entry in engine.audit(limit=limit, since=cutoff)]
+    state.emit({"entries": entries}, [_audit_line(state, e) for e in entries] or ["audit is empty"])
+
+
+@app.command()
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Words to look for.")],
+    limit: Annotated[int | None, typer.Option(min=1, help="At most this many matches.")] = None,
+    owner: Annotated[str | None, typer.Option(help="Also search this session's memories.")] = None,
+) -> None:
+    """Find memories matching QUERY and renew each match."""
+    state = _state(ctx)
+    with state.engine() as engine:
+        plugs = [plug.to_dict() for plug in engine.recall(query, owner_id=owner, limit=limit)]
+    state.emit({"items": plugs}, [_plug_line(state, p) for p in plugs] or ["no memory matches"])
+
+
+@app.command()
+def restore(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Plug a forgotten memory back from the audit (restorable mode only); it gets a new id."""
+    state = _state(ctx)
+    with state.engine() as engine:
+        view = engine.restore(memory_id).to_dict()
+    state.emit(view, _memory_lines(state, f"restored {memory_id} as", view))
+
+
+@app.command()
+def preview(
+    ctx: typer.Context,
+    budget: Annotated[int | None, typer.Option(min=0, help="Token budget [default: config].")] = None,
+    owner: Annotated[str | None, typer.Option(help="Preview for the main agent in this session.")] = None,
+) -> None:
+    """Dry run of injection: the block a prompt would get and why each item is in or out (renews nothing)."""
+    state = _state(ctx)
+    with state.engine() as engine:
+        plan = engine.preview(budget, owner_id=owner).to_dict()
+    lines = [plan["block"] or f"(nothing to inject, 0/{plan['budget_tokens']} tokens)"]
+    lines += [f"{d['id']}: {d['decision']} ({d['reason']}, {d['tokens']} tokens)" for d in plan["decisions"]]
+    lines += [f"pinned but over budget: {item}" for item in plan["pinned_overflow"]]
+    state.emit(plan, lines)
+
+
+@app.command()
+def sweep(ctx: typer.Context) -> None:
+    """Settle every memory now and forget what is due."""
+    state = _state(ctx)
+    with state.engine() as engine:
+        result = engine.sweep().to_dict()
+    reasons = ", ".join(f"{reason} {count}" for reason, count in result["by_reason"].items())
+    state.emit(
+        result,
+        [
+            f"swept {result['settled']} item(s): forgot {result['forgotten']}"
+            + (f" ({reasons})" if reasons else "")
+        ],
+    )
+
+
+@app.command()
+def promote(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Move a session memory to the workspace so it outlives its task."""
+    state = _state(ctx)
+    with state.engine() as engine:
+        plug = engine.promote(memory_id).to_dict()
+    state.emit(plug, [f"promoted {plug['id']} to {plug['scope']}"])
+
+
+@app.command()
+def inspect(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Everything about one live memory: strength, remaining life, scope, trust."""
+    state = _state(ctx)
+    with state.engine() as engine:
+        detail = engine.inspect(memory_id)
+    if detail is None:
+        raise NotFound(f"{memory_id}: no live memory with that id")
+    view = detail.to_dict()
+    state.emit(view, [f"{name}: {value}" for name, value in view.items()])
+
+
+@app.command()
+def plugs(
+    ctx: typer.Context,
+    scope: Annotated[ScopeChoice | None, typer.Option()] = None,
+    owner: Annotated[str | None, typer.Option(help="Only memories owned by this session/team.")] = None,
+) -> None:
+    """List the live memories (without renewing them)."""
+    state = _state(ctx)
+    with state.engine() as engine:
+        views = [plug.to_dict() for plug in engine.plugs(scope)]
+    views = [view for view in views if owner is None or view["owner_id"] == owner]
+    state.emit({"items": views}, [_plug_line(state, v) for v in views] or ["no live memories"])
+
+
+def _fail(message: str) -> int:
+    first_line = message.strip().splitlines()[0] if message.strip() else "invalid input"
+    print(f"error: {first_line}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (errors become one stderr line and code 2)."""
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        print(exc.ctx.get_help() if exc.ctx else exc.format_message())
+        return 0
+    except click.ClickException as exc:
+        return _fail(exc.format_message())
+    except click.exceptions.Abort:
+        return _fail("aborted")
+    except (AmnesiaError, ValueError, OSError, sqlite3.Error) as exc:
+        return _fail(str(exc))
+    return result if isinstance(result, int) else 0
+
+
+def main() -> None:
+    sys.exit(run())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""Column arrays (numpy) mirroring the live items of one workspace, so that decay, selection and sweeps run
+vectorised: 10^5 items are settled in a few milliseconds instead of a Python loop per item.
+
+Slots are reused after removal; `seq` records write order (the final, deterministic tie-break)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from amnesia.decay import CURVE_CODES, decayed, idle_forget_after
+from amnesia.item import MemoryItem
+from amnesia.selection import static_line_tokens
+
+SCOPE_CODES: dict[str, int] = {"workspace": 0, "session": 1, "team": 2}
+NO_OWNER = -1
+
+
+class ItemColumns:
+    def __init__(self, *, auto_expire: bool = True, capacity: int = 1024) -> None:
+        self.auto_expire = auto_expire  # whether block lines carry "expires in ..." for unpinned items
+        self.ids: list[str | None] = []
+        self.slot_of: dict[str, int] = {}
+        self._free: list[int] = []
+        self._owner_codes: dict[str, int] = {}
+        self._next_seq = 0
+        self._allocate(capacity)
+
+    def _allocate(self, capacity: int) -> None:
+        def grow(old: np.ndarray | None, dtype: type, fill: object) -> np.ndarray:
+            new = np.full(capacity, fill, dtype=dtype)
+            if old is not None:
+                new[: len(old)] = old
+            return new
+
+        existing = getattr(self, "alive", None) is not None
+        get = (lambda name: getattr(self, name)) if existing else (lambda name: None)
+        self.alive = grow(get("alive"), bool, False)
+        self.base = grow(get("base"), np.float64, 0.0)
+        self.anchor = grow(get("anchor"), np.float64, 0.0)
+        self.ttl = grow(get("ttl"), np.float64, math.inf)
+        self.expires = grow(get("expires"), np.float64, math.inf)
+        self.created = grow(get("created"), np.float64, 0.0)
+        self.curve = grow(get("curve"), np.int8, 0)
+        self.pinned = grow(get("pinned"), bool, False)
+        self.no_decay = grow(get("no_decay"), bool, False)
+        self.tokens = grow(get("tokens"), np.int64, 0)
+        self.size = grow(get("size"), np.int64, 0)
+        self.scope = grow(get("scope"), np.int8, 0)
+        self.owner = grow(get("owner"), np.int64, NO_OWNER)
+        self.seq = grow(get("seq"), np.int64, 0)
+        self.marked_stale = grow(get("marked_stale"), bool, False)
+        self.line_tokens = grow(get("line_tokens"), np.int64, 0)  # block line tokens minus its durations
+
+    def __len__(self) -> int:
+        return len(self.slot_of)
+
+    def owner_code(self, owner_id: str | None) -> int:
+        if owner_id is None:
+            return NO_OWNER
+        return self._owner_codes.setdefault(owner_id, len(self._owner_codes))
+
+    def upsert(self, item: MemoryItem) -> None:
+        slot = self.slot_of.get(item.id)
+        if slot is None:
+            slot = self._new_slot(item.id)
+            self.seq[slot] = self._next_seq
+            self._next_seq += 1
+        self.alive[slot] = True
+        self.base[slot] = item.strength
+        self.anchor[slot] = item.last_accessed_at
+        self.ttl[slot] = math.inf if item.ttl is None else item.ttl
+        self.expires[slot] = math.inf if item.expires_at is None else item.expires_at
+        self.created[slot] = item.created_at
+        self.curve[slot] = CURVE_CODES[item.curve]
+        self.pinned[slot] = item.pinned
+        self.no_decay[slot] = item.pinned or item.ttl is None
+        self.tokens[slot] = item.tokens
+        self.size[slot] = item.size_bytes
+        self.scope[slot] = SCOPE_CODES[item.scope]
+        self.owner[slot] = self.owner_code(item.owner_id)
+        self.marked_stale[slot] = item.status == "stale"
+        self.line_tokens[slot] = static_line_tokens(item, self.auto_expire and not item.pinned)
+
+    def _new_slot(self, item_id: str) -> int:
+        if self._free:
+            slot = self._free.pop()
+            self.ids[slot] = item_id
+        else:
+            slot = len(self.ids)
+            if slot >= len(self.alive):
+                self._allocate(2 * len(self.alive))
+            self.ids.append(item_id)
+        self.slot_of[item_id] = slot
+        return slot
+
+    def remove(self, item_id: str) -> None:
+        slot = self.slot_of.pop(item_id, None)
+        if slot is not None:
+            self.alive[slot] = False
+            self.ids[slot] = None
+            self._free.append(slot)
+
+    @property
+    def used(self) -> int:
+        """Number of slots in use or freed (the arrays' meaningful prefix)."""
+        return len(self.ids)
+
+    def strengths(self, now: float, decay_k: float, auto_expire: bool) -> np.ndarray:
+        n = self.used
+        if not auto_expire:
+            return self.base[:n].copy()
+        return decayed(
+            self.base[:n], now - self.anchor[:n], self.ttl[:n], self.curve[:n], self.no_decay[:n], decay_k
+        )
+
+    def due(
+        self, now: float, strengths: np.ndarray, forgotten_strength: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(due, expired) masks: due items must go; expired ones with reason "expired", the rest "stale"."""
+        n = self.used
+        live = self.alive[:n] & ~self.pinned[:n]
+        expired = live & ((now >= self.expires[:n]) | (now - self.anchor[:n] >= self.ttl[:n]))
+        due = expired | (live & ~self.no_decay[:n] & (strengths < forgotten_strength))
+        return due, expired
+
+    def visible(self, owner_id: str | None, include_workspace: bool) -> np.ndarray:
+        n = self.used
+        mask = self.alive[:n] & (self.scope[:n] == 0) if include_workspace else np.zeros(n, dtype=bool)
+        if owner_id is not None and owner_id in self._owner_codes:
+            mask = mask | (
+                self.alive[:n] & (self.scope[:n] != 0) & (self.owner[:n] == self._owner_codes[owner_id])
+            )
+        return mask
+
+    def injection_order(self, mask: np.ndarray, strengths: np.ndarray) -> np.ndarray:
+        """Slots in `mask`, pinned first, then strength desc, last access desc, newest first, write order."""
+        slots = np.flatnonzero(mask)
+        primary = strengths[slots] + 2.0 * self.pinned[slots]
+        order = np.lexsort((self.seq[slots], -self.created[slots], -self.anchor[slots], -primary))
+        return slots[order]
+
+    def eviction_order(self, strengths: np.ndarray) -> np.ndarray:
+        """Unpinned live slots, weakest first (then least recently used, then oldest write)."""
+        n = self.used
+        slots = np.flatnonzero(self.alive[:n] & ~self.pinned[:n])
+        order = np.lexsort((self.seq[slots], self.anchor[slots], strengths[slots]))
+        return slots[order]
+
+    def forget_times(self, forgotten_strength: float, decay_k: float) -> np.ndarray:
+        """When each unpinned live item will be forgotten if nobody touches it (inf: never)."""
+        n = self.used
+        idle = idle_forget_after(self.base[:n], self.ttl[:n], self.curve[:n], forgotten_strength, decay_k)
+        when = np.minimum(self.anchor[:n] + idle, self.expires[:n])
+        return np.where(self.alive[:n] & ~self.pinned[:n] & self.auto_expire, when, np.inf)

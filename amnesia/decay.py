@@ -1,0 +1,116 @@
+"""Decay as pure, deterministic functions of (item, now) — seed 000 §5.4.
+
+Age is measured from `last_accessed_at` (sliding renewal, §5.4: every injection/recall restarts the clock),
+not from creation as the §8.3 pseudocode does; §5.4 is the behaviour the design argues for
+("use it or lose it").
+
+    flat:        s(t) = base                         (until the ttl)
+    linear:      s(t) = base * max(0, 1 - t/ttl)
+    ebbinghaus:  s(t) = base * exp(-t/tau), tau = ttl/k   (k = Config.decay_k, default 3)
+    any curve:   s(t) = 0 once t >= ttl              (idle for a whole ttl)
+
+Pinned items and items without a ttl do not decay. An item is *stale* when s < stale_strength and *due* (to be
+forgotten) when s < forgotten_strength, when it has been idle for a whole ttl, or when its hard `expires_at`
+has passed. Which trigger fires first with base strength 1 and the default thresholds (0.3 / 0.05, k=3):
+
+    flat        never stale; forgotten at ttl ("expired")
+    linear      stale after 0.70*ttl; forgotten after 0.95*ttl ("stale": decayed out)
+    ebbinghaus  stale after ln(1/0.3)/3*ttl ≈ 0.4013*ttl; forgotten after ln(20)/3*ttl ≈ 0.9986*ttl ("stale")
+
+Thresholds are strict: s == stale_strength is still active. The same formulas run on floats (one item) and on
+numpy arrays (the whole store at once, for selection and sweeps over 10^5 items).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from amnesia.config import Config
+    from amnesia.item import MemoryItem
+
+CURVE_CODES: dict[str, int] = {"flat": 0, "linear": 1, "ebbinghaus": 2}
+FLAT, LINEAR, EBBINGHAUS = 0, 1, 2
+
+
+def decayed(base, age, ttl, curve, pinned, k: float):
+    """Current strength for base strength(s) `base` after `age` seconds idle. `ttl` is inf when absent.
+    Works element-wise on numpy arrays; pass floats for a single item."""
+    age = np.maximum(age, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(np.isfinite(ttl), age / ttl, 0.0)
+    shaped = np.where(
+        curve == EBBINGHAUS, base * np.exp(-ratio * k), np.where(curve == LINEAR, base * (1.0 - ratio), base)
+    )
+    shaped = np.where(ratio >= 1.0, 0.0, shaped)
+    return np.clip(np.where(pinned, base, shaped), 0.0, 1.0)
+
+
+def idle_forget_after(base, ttl, curve, forgotten_strength: float, k: float):
+    """Seconds of idleness after which an unpinned item is due (inf when it never is)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = np.where(
+            curve == EBBINGHAUS,
+            np.log(np.maximum(base, 1e-300) / forgotten_strength) / k,
+            np.where(curve == LINEAR, 1.0 - forgotten_strength / np.maximum(base, 1e-300), 1.0),
+        )
+        return np.where(np.isfinite(ttl), ttl * np.clip(fraction, 0.0, 1.0), np.inf)
+
+
+def strength(item: MemoryItem, now: float, config: Config) -> float:
+    """The item's current strength (pure: nothing is written back)."""
+    if not config.auto_expire:
+        return item.strength
+    return float(
+        decayed(
+            item.strength,
+            now - item.last_accessed_at,
+            math.inf if item.ttl is None else item.ttl,
+            CURVE_CODES[item.curve],
+            item.pinned or item.ttl is None,
+            config.decay_k,
+        )
+    )
+
+
+def due_reason(item: MemoryItem, now: float, config: Config) -> str | None:
+    """Why the item must be forgotten now ("expired" or "stale"), or None when it may stay."""
+    if item.pinned or not config.auto_expire:
+        return None
+    if item.expires_at is not None and now >= item.expires_at:
+        return "expired"
+    if item.ttl is not None and now - item.last_accessed_at >= item.ttl:
+        return "expired"
+    if strength(item, now, config) < config.forgotten_strength:
+        return "stale"
+    return None
+
+
+def status(item: MemoryItem, now: float, config: Config) -> str:
+    """active | stale | forgotten (due but not yet swept — every read path sweeps it before answering)."""
+    if due_reason(item, now, config) is not None:
+        return "forgotten"
+    return "stale" if strength(item, now, config) < config.stale_strength else "active"
+
+
+def forget_at(item: MemoryItem, config: Config) -> float | None:
+    """When the item will be forgotten if nobody touches it (None: never automatically)."""
+    if item.pinned or not config.auto_expire:
+        return None
+    when = math.inf
+    if item.ttl is not None:
+        idle = idle_forget_after(
+            item.strength, item.ttl, CURVE_CODES[item.curve], config.forgotten_strength, config.decay_k
+        )
+        when = item.last_accessed_at + float(idle)
+    if item.expires_at is not None:
+        when = min(when, item.expires_at)
+    return None if math.isinf(when) else when
+
+
+def boost(current: float, config: Config) -> float:
+    """Strength after a touch: min(1, s*1.5 + 0.1) with the default multiplier and increment."""
+    return min(1.0, current * config.touch_multiplier + config.touch_increment)

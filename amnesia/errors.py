@@ -1,0 +1,37 @@
+"""Engine errors. Every message is one line and never echoes a refused secret or an item's content."""
+
+from __future__ import annotations
+
+
+class AmnesiaError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+
+class InvalidInput(AmnesiaError, ValueError):
+    """A caller passed something the engine will not accept (bad field, bad value, refused combination)."""
+
+
+class SecretRefused(InvalidInput):
+    """The content looks like a credential; `rule` names the detector that fired (never the secret)."""
+
+    def __init__(self, rule: str) -> None:
+        self.rule = rule
+        super().__init__(
+            f"content refused: it looks like a credential (rule: {rule}); keep secrets in a vault"
+        )
+
+
+class CapacityExceeded(AmnesiaError):
+    """The write does not fit even after evicting every unpinned item; nothing was dropped."""
+
+
+class NotFound(AmnesiaError, LookupError):
+    """No live item (or audit entry) has that id."""
+
+
+class NotRestorable(AmnesiaError):
+    """restore() needs `restorable=True` and an audit entry that kept the content."""
+
+
+class StoreBusy(AmnesiaError):
+    """The database stayed locked by another process for longer than the configured lock timeout."""

@@ -1,0 +1,35 @@
+"""Synchronous engine events: "written", "forgotten", "injected", "touched" (small JSON-able dicts)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from amnesia.errors import InvalidInput
+
+EVENT_NAMES: tuple[str, ...] = ("written", "forgotten", "injected", "touched")
+Listener = Callable[[dict[str, Any]], None]
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._listeners: dict[str, list[Listener]] = {name: [] for name in EVENT_NAMES}
+
+    def on(self, event: str, callback: Listener) -> Callable[[], None]:
+        """Subscribe; returns a callable that unsubscribes (idempotent)."""
+        if event not in self._listeners:
+            raise InvalidInput(f"event: expected one of {', '.join(EVENT_NAMES)}, got {event!r}")
+        self._listeners[event].append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._listeners[event]:
+                self._listeners[event].remove(callback)
+
+        return unsubscribe
+
+    def has_listeners(self, event: str) -> bool:
+        return bool(self._listeners[event])
+
+    def emit(self, event: str, payload: dict[str, Any]) -> None:
+        for callback in list(self._listeners[event]):
+            callback(payload)

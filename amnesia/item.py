@@ -1,0 +1,131 @@
+"""`MemoryItem`: one unit on the memory bus (seed 000 §5.2), and its validation on write."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, get_args
+
+from amnesia.errors import InvalidInput
+
+Kind = Literal["fact", "preference", "episode", "task-context"]
+Scope = Literal["workspace", "session", "team"]
+Source = Literal["tool", "user", "auto"]
+Curve = Literal["flat", "linear", "ebbinghaus"]
+Status = Literal["active", "stale", "forgotten"]
+
+KINDS: tuple[str, ...] = get_args(Kind)
+SCOPES: tuple[str, ...] = get_args(Scope)
+SOURCES: tuple[str, ...] = get_args(Source)
+CURVES: tuple[str, ...] = get_args(Curve)
+
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+MAX_KEY_CHARS = 200
+
+
+@dataclass(slots=True)
+class MemoryItem:
+    """A stored memory. `strength` is the *base* strength settled at `last_accessed_at`; the current strength
+    is derived from it by `amnesia.decay` and never written back (so decay does not compound)."""
+
+    id: str
+    content: str
+    kind: Kind = "fact"
+    scope: Scope = "workspace"
+    workspace_id: str = "default"
+    owner_id: str | None = None  # scope=session -> session id; scope=team -> team id
+    source: Source = "user"
+    created_at: float = 0.0
+    last_accessed_at: float = 0.0  # last injection/recall: the decay clock starts here (sliding renewal)
+    access_count: int = 0
+    ttl: float | None = None  # seconds; None only when pinned
+    pinned: bool = False
+    curve: Curve = "ebbinghaus"
+    strength: float = 1.0
+    status: Status = "active"
+    tags: tuple[str, ...] = ()
+    source_ref: dict[str, Any] | None = None
+    key: str | None = None  # the subject: a new write with the same key supersedes this one
+    supersedes: str | None = None  # id of the item this one replaced
+    expires_at: float | None = None  # hard deadline that no access moves
+    tokens: int = 0  # amnesia.tokens.count_tokens(content)
+    size_bytes: int = field(default=0)  # len(content.encode()), what max_store_bytes counts
+
+    @property
+    def untrusted(self) -> bool:
+        return self.source == "auto"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tags"] = list(self.tags)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryItem:
+        return cls(**{**data, "tags": tuple(data.get("tags", ()))})
+
+
+def normalize_tags(tags: Any) -> tuple[str, ...]:
+    """Lower-case, trim, inner whitespace -> '-', de-duplicated in first-seen order."""
+    if tags is None:
+        return ()
+    if isinstance(tags, str):
+        tags = [tags]
+    try:
+        raw = list(tags)
+    except TypeError:
+        raise InvalidInput(f"tags: expected a list of strings, got {type(tags).__name__}") from None
+    normalized: list[str] = []
+    for tag in raw:
+        if not isinstance(tag, str):
+            raise InvalidInput(f"tags: expected strings, got {type(tag).__name__}")
+        clean = re.sub(r"\s+", "-", tag.strip().lower())
+        if not clean:
+            raise InvalidInput("tags: empty tag")
+        if len(clean) > MAX_TAG_CHARS:
+            raise InvalidInput(f"tags: tag longer than {MAX_TAG_CHARS} characters")
+        if clean not in normalized:
+            normalized.append(clean)
+    if len(normalized) > MAX_TAGS:
+        raise InvalidInput(f"tags: at most {MAX_TAGS} tags, got {len(normalized)}")
+    return tuple(normalized)
+
+
+def check_choice(field_name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise InvalidInput(f"{field_name}: expected one of {', '.join(choices)}, got {value!r}")
+
+
+def validate_item(item: MemoryItem, *, max_item_bytes: int) -> None:
+    """Checks a fully built item before it is stored. Messages name the field, never the content."""
+    if not isinstance(item.content, str) or not item.content.strip():
+        raise InvalidInput("content: must be a non-empty string")
+    if item.size_bytes > max_item_bytes:
+        raise InvalidInput(f"content: {item.size_bytes} bytes exceeds max_item_bytes ({max_item_bytes})")
+    check_choice("kind", item.kind, KINDS)
+    check_choice("scope", item.scope, SCOPES)
+    check_choice("source", item.source, SOURCES)
+    check_choice("curve", item.curve, CURVES)
+    if item.scope == "workspace" and item.owner_id is not None:
+        raise InvalidInput("owner_id: workspace memories have no owner (use scope session or team)")
+    if item.scope != "workspace" and not item.owner_id:
+        raise InvalidInput(f"owner_id: required for scope {item.scope}")
+    if item.ttl is None and not item.pinned:
+        raise InvalidInput("ttl: may be null only for pinned memories")
+    if item.ttl is not None and (not math.isfinite(item.ttl) or item.ttl <= 0):
+        raise InvalidInput(f"ttl: must be a positive number of seconds, got {item.ttl!r}")
+    if item.expires_at is not None:
+        if not math.isfinite(item.expires_at):
+            raise InvalidInput(f"expires_at: must be a finite time, got {item.expires_at!r}")
+        if item.pinned:
+            raise InvalidInput(
+                "expires_at: a pinned memory cannot carry a hard deadline (unpin it or drop it)"
+            )
+        if item.expires_at <= item.created_at:
+            raise InvalidInput(f"expires_at: {item.expires_at} is not after the write time {item.created_at}")
+    if item.key is not None and (not isinstance(item.key, str) or not item.key.strip()):
+        raise InvalidInput("key: must be a non-empty string")
+    if item.key is not None and len(item.key) > MAX_KEY_CHARS:
+        raise InvalidInput(f"key: longer than {MAX_KEY_CHARS} characters")

@@ -1,0 +1,74 @@
+"""Credentials never enter memory (seed 004 §5.5): passwords, API keys, tokens, private keys, card numbers and
+one-time codes are refused with the name of the rule that fired — never with the secret itself."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from amnesia.errors import SecretRefused
+
+
+@dataclass(frozen=True)
+class SecretRule:
+    name: str
+    pattern: re.Pattern[str]
+
+
+def _rule(name: str, pattern: str) -> SecretRule:
+    return SecretRule(name, re.compile(pattern, re.IGNORECASE))
+
+
+RULES: tuple[SecretRule, ...] = (
+    _rule("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
+    _rule("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    _rule("api-key", r"\b(?:sk|pk|rk)-(?:[a-z]+-)?[A-Za-z0-9_\-]{20,}"),
+    _rule("api-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _rule("api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    _rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    _rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    _rule("bearer-token", r"\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*"),
+    _rule("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    _rule(
+        "api-key",
+        r"\b(?:api[_\- ]?key|secret[_\- ]?key|access[_\- ]?token|auth[_\- ]?token|client[_\- ]?secret|token)"
+        r"\s*(?:is|[:=])\s*['\"]?[A-Za-z0-9._\-+/]{12,}",
+    ),
+    _rule("password", r"\b(?:password|passwd|passphrase|pwd)\s*(?:is|[:=])\s*\S{3,}"),
+    _rule("password", r"\bpin(?:\s*code)?\s*(?:is|[:=])\s*\d{4,}"),
+    _rule("password", r"(?:密码|口令|密钥)\s*(?:是|为|[:=：])\s*\S{3,}"),
+    _rule(
+        "one-time-code", r"\b(?:verification|one[- ]time|otp|2fa|security)\s+code\s*(?:is|[:=])?\s*\d{4,8}\b"
+    ),
+    _rule("one-time-code", r"(?:验证码|动态码)\s*(?:是|为|[:=：])?\s*\d{4,8}"),
+)
+_CARD = re.compile(r"\b(?:\d[ \-]?){13,19}\b")
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2 == 1:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def find_secret_rule(text: str) -> str | None:
+    """The name of the first rule the text trips, or None when it looks safe to store."""
+    for rule in RULES:
+        if rule.pattern.search(text):
+            return rule.name
+    for match in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", match.group())
+        if 13 <= len(digits) <= 19 and _luhn_ok(digits):
+            return "payment-card"
+    return None
+
+
+def refuse_secrets(text: str) -> None:
+    """Raise SecretRefused (naming the rule, never the secret) if the text carries a credential."""
+    rule = find_secret_rule(text)
+    if rule is not None:
+        raise SecretRefused(rule)

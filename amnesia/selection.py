@@ -1,0 +1,151 @@
+"""Filling the injection budget and rendering the memory block (seed 000 §6.4). Pure: no store, no clock.
+
+Candidates arrive in injection order (pinned first, then strength desc, last access desc, newest first, write
+order). Each is taken whole if its line fits what is left of the budget, otherwise skipped and the next one is
+tried; nothing is ever truncated. The budget covers the whole block, header included: a header sized for the
+largest numbers the budget allows is reserved up front, so the rendered block never exceeds the budget.
+
+    AMNESIA MEMORY (2 items, 23/2000 tokens)
+    - [m-3f2a9c] fact · written 2d4h ago · expires in 27d20h · The verification drink is oolong.
+    - [m-77b01e] preference · pinned · written 5d ago · Answer in French.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from amnesia.durations import format_duration
+from amnesia.item import MemoryItem
+from amnesia.tokens import count_tokens
+from amnesia.views import InjectionDecision
+
+HEADER_TITLE = "AMNESIA MEMORY"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    item: MemoryItem
+    strength: float
+    forget_at: float | None  # when it will be forgotten untouched (None: never automatically)
+
+
+@dataclass(frozen=True)
+class Selection:
+    chosen: tuple[Candidate, ...]
+    decisions: tuple[InjectionDecision, ...]
+    pinned_overflow: tuple[str, ...]
+    block: str
+    tokens: int
+    not_reached: int = 0  # candidates after the last decision (none of them could fit)
+
+
+def render_line(candidate: Candidate, now: float) -> str:
+    item = candidate.item
+    parts = [f"- [{item.id}] {item.kind}"]
+    if item.pinned:
+        parts.append("pinned")
+    parts.append(f"written {format_duration(max(0.0, now - item.created_at))} ago")
+    if candidate.forget_at is not None:
+        parts.append(f"expires in {format_duration(max(0.0, candidate.forget_at - now))}")
+    if item.untrusted:
+        parts.append("untrusted")
+    parts.append(item.content)
+    return " · ".join(parts)
+
+
+def render_header(count: int, tokens: int, budget: int) -> str:
+    noun = "item" if count == 1 else "items"
+    return f"{HEADER_TITLE} ({count} {noun}, {tokens}/{budget} tokens)"
+
+
+def header_reserve(budget: int) -> int:
+    """Tokens the header can take at most: its numbers never exceed the budget."""
+    return count_tokens(render_header(budget, budget, budget))
+
+
+def static_line_tokens(item: MemoryItem, has_expiry: bool) -> int:
+    """Tokens of the item's block line without its duration words ("0s" stands in: one token each)."""
+    placeholder = Candidate(item, 0.0, item.created_at if has_expiry else None)
+    return count_tokens(render_line(placeholder, item.created_at)) - (2 if has_expiry else 1)
+
+
+def duration_tokens(seconds: np.ndarray) -> np.ndarray:
+    """count_tokens(format_duration(s)) for each s >= 0, vectorised: the duration is one alphanumeric run."""
+    total = np.round(np.maximum(seconds, 0.0))  # round half to even, like format_duration's round()
+    days, rest = np.divmod(total, 86_400)
+    hours, rest = np.divmod(rest, 3_600)
+    minutes, secs = np.divmod(rest, 60)
+    length = np.zeros(np.shape(total))
+    for part in (days, hours, minutes, secs):
+        digits = 1 + sum((part >= 10**power).astype(np.int64) for power in range(1, 8))
+        length = length + np.where(part > 0, digits + 1, 0)
+    length = np.where(total == 0, 2, length)
+    return (-(-length // 4)).astype(np.int64)
+
+
+def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int, now: float) -> Selection:
+    """Greedy fill in candidate order; `costs[i]` is the token count of candidate i's line (see
+    `static_line_tokens` + `duration_tokens`), so only the lines that are taken get rendered. Decisions cover
+    every candidate up to the last one taken or reported; later ones are counted in `not_reached`."""
+    available = budget - header_reserve(budget)
+    costs = np.asarray(costs, dtype=np.int64)
+    pending = np.arange(len(costs))
+    pinned_count = 0
+    while pinned_count < len(costs) and candidates[pinned_count].item.pinned:
+        pinned_count += 1
+    chosen: dict[int, tuple[Candidate, str]] = {}
+    overflow: list[int] = []
+    while len(pending):
+        index = int(pending[0])
+        pending = pending[1:]
+        candidate = candidates[index]
+        if costs[index] <= available:
+            line = render_line(candidate, now)
+            available -= count_tokens(line)
+            chosen[index] = (candidate, line)
+            # Only what still fits needs a look — and the leading pinned items, reported when they overflow.
+            pending = pending[(costs[pending] <= available) | (pending < pinned_count)]
+        elif candidate.item.pinned:
+            overflow.append(index)
+    last = max([*chosen, *overflow], default=-1)
+    decisions = []
+    for index in range(last + 1):
+        candidate = candidates[index]
+        item = candidate.item
+        if index in chosen:
+            decision, reason = "injected", "fits"
+        else:
+            decision = "skipped"
+            reason = "pinned: over budget" if item.pinned else "does not fit the remaining budget"
+        decisions.append(
+            InjectionDecision(item.id, decision, reason, int(costs[index]), candidate.strength, item.pinned)
+        )
+    block, tokens = _assemble([line for _, line in chosen.values()], budget)
+    return Selection(
+        tuple(c for c, _ in chosen.values()),
+        tuple(decisions),
+        tuple(candidates[i].item.id for i in overflow),
+        block,
+        tokens,
+        len(costs) - (last + 1),
+    )
+
+
+def _assemble(lines: list[str], budget: int) -> tuple[str, int]:
+    if not lines:
+        return "", 0
+    body = "\n".join(lines)
+    body_tokens = count_tokens(body)
+    total = body_tokens + count_tokens(render_header(len(lines), body_tokens, budget))
+    # The header states the block's own total; its digit count can move the total, so settle on a fixed point.
+    for _ in range(4):
+        header = render_header(len(lines), total, budget)
+        settled = body_tokens + count_tokens(header)
+        if settled == total:
+            break
+        total = settled
+    block = f"{header}\n{body}"
+    return block, count_tokens(block)

@@ -1,0 +1,57 @@
+"""The storage interface. A store keeps items and audit entries per workspace; every change goes through
+`commit`, one atomic transaction in which the audit entries of forgotten items are written *before* their
+content is deleted (seed 000 §6.9: crash-safe order), so no content is ever gone without its audit line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from amnesia.audit import AuditEntry
+from amnesia.item import MemoryItem
+
+
+@runtime_checkable
+class Store(Protocol):
+    secret: bytes  # HMAC key of the audit's content hashes (persisted by durable stores)
+
+    def load_items(self, workspace_id: str) -> list[MemoryItem]:
+        """Live items of the workspace, in write order."""
+        ...
+
+    def commit(
+        self,
+        workspace_id: str,
+        *,
+        forget: Sequence[AuditEntry] = (),
+        save: Sequence[MemoryItem] = (),
+        audit: Sequence[AuditEntry] = (),
+    ) -> list[str]:
+        """Atomically: for each `forget` entry whose item still exists, append the entry and delete the item
+        (a second delete is a no-op: no entry, not returned); then append `audit`; then upsert `save`.
+        Returns the ids actually deleted."""
+        ...
+
+    def audit_entries(
+        self, workspace_id: str, *, limit: int | None = None, since: float | None = None
+    ) -> list[AuditEntry]:
+        """Newest first."""
+        ...
+
+    def audit_for_item(self, workspace_id: str, item_id: str) -> list[AuditEntry]:
+        """Entries about `item_id`: its forget, or restores whose `restored_from` is it."""
+        ...
+
+    def audit_by_hash(self, workspace_id: str, content_hash: str) -> list[AuditEntry]: ...
+
+    def count_forgets(self, workspace_id: str) -> int: ...
+
+    def prune_audit(self, workspace_id: str, before: float) -> int:
+        """Delete audit entries older than `before`; returns how many."""
+        ...
+
+    def changed_externally(self) -> bool:
+        """True when another process committed since this store last looked (the engine then reloads)."""
+        ...
+
+    def close(self) -> None: ...

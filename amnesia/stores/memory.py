@@ -1,0 +1,67 @@
+"""A process-local store: dicts and lists. Forgotten content is dropped with the item (nothing to scrub)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from amnesia.audit import FORGET_REASONS, AuditEntry, new_secret
+from amnesia.item import MemoryItem
+
+
+class InMemoryStore:
+    def __init__(self, *, secret: bytes | None = None) -> None:
+        self.secret = secret if secret is not None else new_secret()
+        self._items: dict[str, dict[str, MemoryItem]] = {}
+        self._audit: dict[str, list[AuditEntry]] = {}
+
+    def load_items(self, workspace_id: str) -> list[MemoryItem]:
+        return [replace(item) for item in self._items.get(workspace_id, {}).values()]
+
+    def commit(
+        self,
+        workspace_id: str,
+        *,
+        forget: Sequence[AuditEntry] = (),
+        save: Sequence[MemoryItem] = (),
+        audit: Sequence[AuditEntry] = (),
+    ) -> list[str]:
+        items = self._items.setdefault(workspace_id, {})
+        log = self._audit.setdefault(workspace_id, [])
+        deleted: list[str] = []
+        for entry in forget:
+            if entry.item_id in items:
+                log.append(entry)
+                del items[entry.item_id]
+                deleted.append(entry.item_id)
+        log.extend(audit)
+        for item in save:
+            items[item.id] = replace(item)
+        return deleted
+
+    def audit_entries(
+        self, workspace_id: str, *, limit: int | None = None, since: float | None = None
+    ) -> list[AuditEntry]:
+        entries = [e for e in reversed(self._audit.get(workspace_id, [])) if since is None or e.at >= since]
+        return entries if limit is None else entries[:limit]
+
+    def audit_for_item(self, workspace_id: str, item_id: str) -> list[AuditEntry]:
+        return [e for e in self._audit.get(workspace_id, []) if item_id in (e.item_id, e.restored_from)]
+
+    def audit_by_hash(self, workspace_id: str, content_hash: str) -> list[AuditEntry]:
+        return [e for e in self._audit.get(workspace_id, []) if e.content_hash == content_hash]
+
+    def count_forgets(self, workspace_id: str) -> int:
+        return sum(1 for e in self._audit.get(workspace_id, []) if e.reason in FORGET_REASONS)
+
+    def prune_audit(self, workspace_id: str, before: float) -> int:
+        log = self._audit.get(workspace_id, [])
+        kept = [e for e in log if e.at >= before]
+        self._audit[workspace_id] = kept
+        return len(log) - len(kept)
+
+    def changed_externally(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        return None

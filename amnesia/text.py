@@ -1,0 +1,66 @@
+"""Text matching shared by recall/forget(query) and the `renew_on_inject="used"` overlap rule.
+
+Terms are case-folded Latin words and digit runs, plus CJK bigrams (a lone CJK character counts as a term
+only when the text has no bigram). A query matches a memory when the whole query is a substring of it, or
+when every non-stopword query term occurs in it (whole words for Latin, substrings for CJK).
+"""
+
+from __future__ import annotations
+
+import re
+
+from amnesia.tokens import _CJK
+
+_WORD = re.compile(rf"[^\W{_CJK}]+", re.UNICODE)
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+_STOPWORD_TEXT = """
+a an and are as at be but by can did do does for from had has have he her his how i if in into is it
+its me my no not of on or our she so than that the their them then there these they this to us was
+we were what when where which who why will with would you your about also just now still been being
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+MIN_DISTINCTIVE_WORD = 4
+
+
+def words(text: str) -> set[str]:
+    return {word.casefold() for word in _WORD.findall(text)}
+
+
+def cjk_bigrams(text: str) -> set[str]:
+    grams: set[str] = set()
+    for run in _CJK_RUN.findall(text):
+        grams.update(run[i : i + 2] for i in range(len(run) - 1))
+        if len(run) == 1:
+            grams.add(run)
+    return grams
+
+
+def query_terms(query: str) -> set[str]:
+    return {word for word in words(query) if word not in STOPWORDS} | cjk_bigrams(query)
+
+
+def matches_query(query: str, content: str) -> bool:
+    folded_query = query.casefold().strip()
+    folded = content.casefold()
+    if folded_query and folded_query in folded:
+        return True
+    terms = query_terms(query)
+    if not terms:
+        return False
+    content_words = words(content)
+    return all(term in content_words or (not _WORD.fullmatch(term) and term in folded) for term in terms)
+
+
+def distinctive_terms(text: str) -> set[str]:
+    """Terms that can show an answer drew on this text: content words of 4+ letters, numbers, CJK bigrams."""
+    latin = {
+        word
+        for word in words(text)
+        if word not in STOPWORDS
+        and (len(word) >= MIN_DISTINCTIVE_WORD or (word.isdigit() and len(word) >= 2))
+    }
+    return latin | cjk_bigrams(text)
+
+
+def answer_terms(text: str) -> set[str]:
+    return words(text) | cjk_bigrams(text)

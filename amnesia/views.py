@@ -1,0 +1,153 @@
+"""Small, frozen, JSON-able views of engine state: what the API returns, never the store itself."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class _View:
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class MemoryView(_View):
+    """A written (or restored) memory, as the `written` event and remember() report it."""
+
+    id: str
+    content: str
+    kind: str
+    ttl: float | None
+    pinned: bool
+    curve: str
+    strength: float
+    key: str | None
+    scope: str
+    owner_id: str | None
+    source: str
+    tokens: int
+    created_at: float
+    expires_at: float | None  # when it will be forgotten if never touched (None: never automatically)
+    tags: tuple[str, ...] = ()
+    untrusted: bool = False
+    superseded: tuple[str, ...] = ()  # ids this write retired
+    evicted: tuple[str, ...] = ()  # ids evicted to make room
+
+
+@dataclass(frozen=True)
+class PlugView(_View):
+    """One live memory, scalar view (content included: items are at most max_item_bytes)."""
+
+    id: str
+    kind: str
+    scope: str
+    owner_id: str | None
+    status: str
+    strength: float
+    pinned: bool
+    tokens: int
+    content: str
+    created_at: float
+    last_accessed_at: float
+    expires_at: float | None
+    untrusted: bool = False
+
+
+@dataclass(frozen=True)
+class PlugDetail(_View):
+    """Everything about one live memory (inspect)."""
+
+    id: str
+    kind: str
+    scope: str
+    owner_id: str | None
+    workspace_id: str
+    status: str
+    strength: float
+    base_strength: float
+    pinned: bool
+    tokens: int
+    size_bytes: int
+    content: str
+    source: str
+    untrusted: bool
+    curve: str
+    ttl: float | None
+    created_at: float
+    last_accessed_at: float
+    access_count: int
+    expires_at: float | None
+    stale_at: float | None
+    hard_expires_at: float | None
+    remaining: float | None
+    tags: tuple[str, ...]
+    key: str | None
+    supersedes: str | None
+    source_ref: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ForgetSummary(_View):
+    count: int
+    ids: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class InjectionDecision(_View):
+    id: str
+    decision: str  # injected | skipped
+    reason: str  # e.g. "fits", "does not fit the remaining budget", "pinned: over budget"
+    tokens: int
+    strength: float
+    pinned: bool
+
+
+@dataclass(frozen=True)
+class InjectionPlan(_View):
+    """A dry run of injection (preview): nothing is touched."""
+
+    block: str
+    tokens: int
+    budget_tokens: int
+    items: tuple[dict[str, Any], ...]  # [{"id", "tokens"}] in block order
+    decisions: tuple[InjectionDecision, ...]
+    pinned_overflow: tuple[str, ...]  # pinned items that did not fit the budget
+    excluded: dict[str, int] = field(default_factory=dict)  # {"stale": n, "invisible": n}
+    at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Injection(_View):
+    """What select_for_injection placed in the prompt (and touched per renew_on_inject)."""
+
+    block: str
+    tokens: int
+    budget_tokens: int
+    items: tuple[dict[str, Any], ...]
+    at: float
+    renew_on_inject: str
+    pinned_overflow: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StatusView(_View):
+    counts: dict[str, int]  # active, stale, forgotten (audited forgets still within retention), pinned
+    tokens: int  # tokens of all live memories
+    bytes: int  # content bytes of all live memories (max_store_bytes counts these)
+    next_expiry_at: float | None
+    recent_forgets: tuple[dict[str, Any], ...]  # last 5: id, reason, at, content_hash
+    last_injection: dict[str, Any] | None  # {count, tokens, budget_tokens, at}
+
+
+@dataclass(frozen=True)
+class SweepResult(_View):
+    at: float
+    settled: int  # live items examined
+    forgotten: int
+    by_reason: dict[str, int]
+    ids: tuple[str, ...]
+    stale: int  # items now stale (not injected, still recallable)
+    audit_pruned: int

@@ -1,0 +1,11 @@
+"""Memory policies ("arms"). Importing this package registers every arm: one import line per arm module."""
+
+from arms import (  # noqa: F401  # noqa: F401
+    amnesia_arm,
+    claims,
+    clue_folding,
+    memorybank,
+    no_memory,
+    presets,
+    retrieval,
+)

@@ -1,0 +1,224 @@
+"""Arms B and C on one engine: `amnesia` (TTL + decay, arm C) and `full-memory` (arm B).
+
+`full-memory` is a registered variant of this class with `auto_expire: false` and nothing else: the same
+engine, store, selection and block format, with forgetting switched off (in the engine that one switch means
+no decay, no expiry and no hard deadline — the item's ttl and curve are kept but never applied), so any
+difference between B and C in a run is caused by forgetting alone.
+
+Options: any `amnesia.Config` field (e.g. `default_ttl: 7d`, `renew_on_inject: used`), the short aliases
+`ttl`/`curve`/`k` for `default_ttl`/`default_curve`/`decay_k`, and two arm options:
+- `budget`: token budget of the block for this arm (default: the run's `--budget`);
+- `use_keys`: pass the task's `key` to the engine so a new write supersedes the old one (an oracle: the task
+  author names the subject; default off, so supersession is not given away).
+
+Scopes: a memory without an explicit scope is workspace-wide for the main agent and session-scoped for a
+sub-agent. The main agent sees workspace memories plus its current session's; a sub-agent sees only its own
+session's, and they are unplugged (`agent-disposed`) when its session ends. The store is in memory, ids come
+from a counter and the audit secret is derived from the pair seed, so the logs are reproducible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import asdict, fields
+from typing import Any
+
+from amnesia import Amnesia, Config, InMemoryStore
+from amnesia.errors import AmnesiaError, SecretRefused
+from amnesia.views import Injection
+from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.registry import register_arm, register_variant
+from runners.models.base import Message
+from runners.taskmodel import ForgetSpec, RememberSpec
+
+_ALIASES = {"ttl": "default_ttl", "curve": "default_curve", "k": "decay_k"}
+_ARM_OPTIONS = {"budget", "use_keys"}
+_CONFIG_FIELDS = {f.name for f in fields(Config)}
+# Engine fields that make no sense inside a replay (a file path, a host sweep timer): not accepted as options.
+_HOST_ONLY = {"db_path", "lock_timeout", "sweep_interval"}
+
+
+def _engine_config(options: dict[str, Any], arm: str) -> Config:
+    known = (_CONFIG_FIELDS - _HOST_ONLY) | set(_ALIASES) | _ARM_OPTIONS
+    unknown = sorted(set(options) - known)
+    if unknown:
+        hint = "any amnesia Config field, ttl, curve, k, budget, use_keys"
+        raise ValueError(f"{arm}: unknown option {unknown[0]!r} ({hint})")
+    mapped = {_ALIASES.get(name, name): value for name, value in options.items() if name not in _ARM_OPTIONS}
+    return Config.from_mapping(mapped, origin=arm)
+
+
+@register_arm("amnesia")
+class AmnesiaArm(ArmBase):
+    name = "amnesia"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.config = _engine_config(options, self.name)
+        budget = options.get("budget")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
+            raise ValueError(f"{self.name}: budget: expected a non-negative integer, got {budget!r}")
+        self.budget: int | None = budget
+        self.use_keys = bool(options.get("use_keys", False))
+        self.engine: Amnesia | None = None
+        self.session: SessionInfo | None = None
+        self._ids_by_key: dict[str, list[str]] = {}
+        self._unsubscribe: list[Any] = []
+        self._last_injection: Injection | None = None  # what the next answer is reported against ("used")
+
+    def describe(self) -> dict[str, Any]:
+        config = {k: v for k, v in asdict(self.config).items() if k not in _HOST_ONLY}
+        return {
+            "arm": self.name,
+            "base": "amnesia",
+            "options": dict(self.options),
+            "config": config,
+            "budget": self.budget,
+            "use_keys": self.use_keys,
+        }
+
+    # --- lifecycle -------------------------------------------------------------------------------------
+
+    def start_task(self, ctx: ArmContext) -> None:
+        super().start_task(ctx)
+        counter = iter(range(1, 10**12))
+        secret = hashlib.sha256(f"amnesia-audit-secret:{ctx.seed}".encode()).digest()
+        self.engine = Amnesia(
+            store=InMemoryStore(secret=secret),
+            config=self.config,
+            clock=ctx.clock,
+            workspace_id=ctx.task_id,
+            id_factory=lambda: f"m-{next(counter):04d}",
+        )
+        log = ctx.log
+        self._unsubscribe = [
+            self.engine.on("written", lambda p: log("memory_write", _write_fields(p))),
+            self.engine.on("forgotten", lambda p: log("memory_forget", _forget_fields(p))),
+            self.engine.on("touched", lambda p: log("memory_touch", _touch_fields(p))),
+        ]
+
+    def advance_clock(self, now: float) -> None:
+        self._engine().sweep()
+
+    def start_session(self, session: SessionInfo) -> None:
+        self.session = session
+
+    def end_session(self, session: SessionInfo) -> None:
+        if session.agent == "sub":
+            self._engine().end_agent(session.session_id)
+        self.session = None
+
+    def end_task(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+
+    # --- memory ----------------------------------------------------------------------------------------
+
+    def remember(self, spec: RememberSpec) -> None:
+        session = self._session()
+        scope = spec.scope or ("session" if session.agent == "sub" else "workspace")
+        key = spec.key if self.use_keys else None
+        try:
+            view = self._engine().remember(
+                spec.content,
+                kind=spec.kind,
+                **({} if spec.ttl is None else {"ttl": spec.ttl}),
+                pin=spec.pin,
+                tags=spec.tags,
+                source=spec.source,
+                scope=scope,
+                owner_id=session.session_id if scope == "session" else None,
+                key=key,
+            )
+        except SecretRefused as error:
+            self._ctx().log("memory_refused", {"reason": "secret refused", "rule": error.rule})
+            return
+        except AmnesiaError as error:
+            self._ctx().log("memory_refused", {"reason": str(error), "rule": type(error).__name__})
+            return
+        if spec.key is not None:
+            self._ids_by_key.setdefault(spec.key, []).append(view.id)
+
+    def forget(self, spec: ForgetSpec) -> None:
+        engine = self._engine()
+        if spec.key is not None and not self.use_keys:
+            # The engine never saw the key (no oracle supersession); forget the items written under it by id.
+            for item_id in self._ids_by_key.pop(spec.key, []):
+                if engine.inspect(item_id) is not None:
+                    engine.forget(item_id)
+        if spec.key is not None and self.use_keys:
+            engine.forget(key=spec.key)
+        if spec.query is not None:
+            engine.forget(query=spec.query)
+        if spec.tags:
+            engine.forget(tags=list(spec.tags))
+
+    def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
+        session = self._session()
+        budget = self._ctx().budget_tokens if self.budget is None else self.budget
+        injection = self._engine().select_for_injection(
+            budget, owner_id=session.session_id, include_workspace=session.agent == "main"
+        )
+        self._last_injection = injection
+        return MemoryContext(
+            block=injection.block,
+            tokens=injection.tokens,
+            items=[dict(item) for item in injection.items],
+            details=dict(injection.details),
+        )
+
+    def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None:
+        if self.config.renew_on_inject == "used" and self._last_injection is not None:
+            self._engine().report_answer(self._last_injection, answer, question=user_text)
+
+    # --- helpers ---------------------------------------------------------------------------------------
+
+    def _engine(self) -> Amnesia:
+        if self.engine is None:
+            raise RuntimeError("amnesia arm: start_task was not called")
+        return self.engine
+
+    def _ctx(self) -> ArmContext:
+        if self.ctx is None:
+            raise RuntimeError("amnesia arm: start_task was not called")
+        return self.ctx
+
+    def _session(self) -> SessionInfo:
+        if self.session is None:
+            raise RuntimeError("amnesia arm: no session is open")
+        return self.session
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or math.isinf(value) else value
+
+
+def _write_fields(payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "item_id": payload["id"],
+        "content": payload["content"],
+        "kind": payload["kind"],
+        "ttl": payload["ttl"],
+        "pinned": payload["pinned"],
+        "scope": payload["scope"],
+        "owner_id": payload["owner_id"],
+        "key": payload["key"],
+        "source": payload["source"],
+        "curve": payload["curve"],
+        "strength": payload["strength"],
+        "tokens": payload["tokens"],
+        "expires_at": _finite(payload.get("expires_at")),
+    }
+
+
+def _forget_fields(payload: dict[str, Any]) -> dict[str, Any]:
+    return {"item_id": payload["id"], "reason": payload["reason"], "content_hash": payload["content_hash"]}
+
+
+def _touch_fields(payload: dict[str, Any]) -> dict[str, Any]:
+    return {"item_id": payload["id"], "strength": payload["strength"], "reason": payload["reason"]}
+
+
+register_variant("full-memory", "amnesia", {"auto_expire": False})

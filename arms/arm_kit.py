@@ -1,0 +1,125 @@
+"""Small pieces shared by the rule-based arms that keep their own store (retrieval, clue folding, claims,
+MemoryBank): scope visibility, forget selectors, memory lines, budget fitting and the memory log records."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from amnesia.durations import format_duration
+from amnesia.tokens import count_tokens
+from arms.base import ArmContext, SessionInfo
+from runners.taskmodel import ForgetSpec, RememberSpec
+
+T = TypeVar("T")
+
+
+def scope_for(spec: RememberSpec, session: SessionInfo) -> tuple[str, str | None]:
+    """(scope, owner_id) of a write: the spec's scope, else workspace for the main agent and session
+    for a sub."""
+    scope = spec.scope or ("session" if session.agent == "sub" else "workspace")
+    return scope, (session.session_id if scope == "session" else None)
+
+
+def visible_to(scope: str, owner_id: str | None, session: SessionInfo) -> bool:
+    """A sub-agent sees only its own session memories; the main agent sees workspace + its session's."""
+    if session.agent == "sub":
+        return scope == "session" and owner_id == session.session_id
+    return scope == "workspace" or owner_id == session.session_id
+
+
+def forget_selects(
+    spec: ForgetSpec, *, content: str, tags: Sequence[str] = (), key: str | None = None
+) -> bool:
+    """Whether a forget selector names this memory: same key, a shared tag, or the query as a substring."""
+    if spec.key is not None and key == spec.key:
+        return True
+    if spec.tags and set(spec.tags) & set(tags):
+        return True
+    return bool(spec.query) and spec.query.casefold() in content.casefold()
+
+
+def memory_line(
+    item_id: str, label: str, age: float, content: str, *, untrusted: bool = False, notes: Sequence[str] = ()
+) -> str:
+    """`- [id] label · written 2d ago[ · untrusted][ · note...] · content` (the scripted model reads
+    the age)."""
+    parts = [f"- [{item_id}] {label}", f"written {format_duration(max(age, 0.0))} ago"]
+    if untrusted:
+        parts.append("untrusted")
+    parts.extend(notes)
+    parts.append(" ".join(content.split()))
+    return " · ".join(parts)
+
+
+def fit_block(
+    render: Callable[[list[T]], str], ranked: Sequence[T], budget_tokens: int
+) -> tuple[str, list[T]]:
+    """Greedily keep items in rank order while the rendered block stays within the budget ("" if none
+    fits)."""
+    kept: list[T] = []
+    block = ""
+    for item in ranked:
+        candidate = render([*kept, item])
+        if count_tokens(candidate) <= budget_tokens:
+            kept.append(item)
+            block = candidate
+    return block, kept
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+class MemoryLog:
+    """Writes the memory records of docs/ARCHITECTURE.md with every field present (null where an arm
+    has no notion)."""
+
+    def __init__(self, ctx: ArmContext):
+        self.ctx = ctx
+
+    def write(
+        self,
+        item_id: str,
+        content: str,
+        *,
+        kind: str,
+        scope: str,
+        owner_id: str | None,
+        source: str,
+        key: str | None = None,
+        pinned: bool = False,
+        ttl: float | None = None,
+        strength: float | None = None,
+        expires_at: float | None = None,
+    ) -> None:
+        self.ctx.log(
+            "memory_write",
+            {
+                "item_id": item_id,
+                "content": content,
+                "kind": kind,
+                "ttl": ttl,
+                "pinned": pinned,
+                "scope": scope,
+                "owner_id": owner_id,
+                "key": key,
+                "source": source,
+                "curve": None,
+                "strength": strength,
+                "tokens": count_tokens(content),
+                "expires_at": expires_at,
+            },
+        )
+
+    def touch(self, item_id: str, *, reason: str, strength: float | None = None) -> None:
+        self.ctx.log("memory_touch", {"item_id": item_id, "strength": strength, "reason": reason})
+
+    def forget(self, item_id: str, content: str, *, reason: str) -> None:
+        self.ctx.log(
+            "memory_forget", {"item_id": item_id, "reason": reason, "content_hash": content_hash(content)}
+        )
+
+    def refused(self, *, reason: str, rule: str) -> None:
+        self.ctx.log("memory_refused", {"reason": reason, "rule": rule})

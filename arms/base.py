@@ -1,0 +1,145 @@
+"""The arm protocol: one small interface that every memory policy follows (no memory, full memory, Amnesia,
+retrieval, clue folding, claims, MemoryBank...). The runner drives an arm through a task; the arm never sees the
+task file, the probes or the scoring, only what an agent's memory system would see.
+
+Call order for one task (the runner guarantees it):
+
+    start_task(ctx)
+    for each session:
+        advance_clock(now)            # the simulated clock has just moved to the session's start
+        start_session(session)
+        for each turn:
+            observe_user_turn(text)           # every user turn, before anything else
+            apply forget specs  -> forget(spec)
+            apply remember specs -> remember(spec)
+            context = memory_context(text, history)   # what reaches the prompt, within ctx.budget_tokens
+            ... model call ...
+            observe_answer(text, answer, context)
+        end_session(session)
+    end_task()
+
+Memory events (writes, forgets with their reason, touches) are written by the arm through `ctx.log`; the runner
+logs everything else (turns, injections, model calls, probes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from amnesia.clock import SimulatedClock
+from runners.taskmodel import AgentRole, ForgetSpec, RememberSpec
+
+if TYPE_CHECKING:
+    from runners.models.base import Message, Model
+
+LogFn = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class ArmContext:
+    """What an arm gets for one (arm, task) pair."""
+
+    task_id: str
+    seed: int  # derived from the run seed and the task id: use it for any randomness (random.Random(seed))
+    clock: SimulatedClock  # shared with the runner; arms read it, only the runner moves it
+    log: LogFn  # log(record_type, fields): appends one record to the session log
+    workdir: Path  # private scratch folder for this (arm, task), e.g. for a SQLite file
+    budget_tokens: int  # hard cap on the memory block's tokens
+    model: Model | None = None  # for arms with an optional LLM path (extraction, summarising)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    index: int  # 0-based position in the task
+    session_id: str  # unique within the task, e.g. "s2"
+    agent: AgentRole  # "main" or "sub"; a sub-agent's session-scoped memories end with it
+    at: float  # simulated seconds from the task start
+
+
+@dataclass
+class MemoryContext:
+    """What an arm puts in front of the model for one call."""
+
+    block: str = ""  # the exact memory text placed in the prompt ("" = nothing injected)
+    tokens: int = 0  # amnesia.tokens.count_tokens(block)
+    items: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # [{"id":..., "tokens":..., ...}] injected items
+    # Arms that rewrite the conversation (clue folding) return the history to use instead of the runner's.
+    history: list[Message] | None = None
+    details: dict[str, Any] = field(default_factory=dict)  # arm-specific, logged with the injection record
+
+
+@runtime_checkable
+class Arm(Protocol):
+    name: str
+
+    def describe(self) -> dict[str, Any]:
+        """The arm's resolved configuration, JSON-able, for the manifest and the task_start record."""
+        ...
+
+    def start_task(self, ctx: ArmContext) -> None: ...
+
+    def advance_clock(self, now: float) -> None: ...
+
+    def start_session(self, session: SessionInfo) -> None: ...
+
+    def observe_user_turn(self, text: str) -> None: ...
+
+    def remember(self, spec: RememberSpec) -> None: ...
+
+    def forget(self, spec: ForgetSpec) -> None: ...
+
+    def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext: ...
+
+    def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None: ...
+
+    def end_session(self, session: SessionInfo) -> None: ...
+
+    def end_task(self) -> None: ...
+
+
+class ArmBase:
+    """Convenience base: no-op hooks, so an arm implements only what it needs."""
+
+    name = "base"
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.ctx: ArmContext | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"arm": self.name, "options": dict(self.options)}
+
+    def start_task(self, ctx: ArmContext) -> None:
+        self.ctx = ctx
+
+    def advance_clock(self, now: float) -> None:
+        return None
+
+    def start_session(self, session: SessionInfo) -> None:
+        return None
+
+    def observe_user_turn(self, text: str) -> None:
+        return None
+
+    def remember(self, spec: RememberSpec) -> None:
+        return None
+
+    def forget(self, spec: ForgetSpec) -> None:
+        return None
+
+    def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
+        return MemoryContext()
+
+    def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None:
+        return None
+
+    def end_session(self, session: SessionInfo) -> None:
+        return None
+
+    def end_task(self) -> None:
+        return None

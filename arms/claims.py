@@ -1,0 +1,402 @@
+"""`claims` / `claims-oracle-key`: Muse's memory layer (seed 004) — every memory is a claim with
+provenance and a supersession chain, projected as a standing MEMORY.md; forgetting is two-phase (plan,
+then confirm and verify).
+
+What it reproduces:
+- A claim holds its text, kind, speaker (user / tool / web for `source: auto`), the quote it came from
+  (the user turn), learned-at, last-reinforced and a confidence (user 0.9, tool 0.7, web 0.3).
+- Correction propagation: a new claim on the same subject supersedes the active one (old → superseded,
+  both links kept); an identical restatement reinforces instead (last_reinforced, confidence +0.05).
+  The subject is found by `supersession: similarity` (default, arm `claims`): the active claim of the
+  same section and scope whose content terms (arms/textnorm.py) have the highest Dice coefficient, if ≥
+  `similarity` (0.5) — or by `supersession: key` (arm `claims-oracle-key`): the active claim with the
+  task's `key` when the spec has one, otherwise the similarity rule. The gap between the two arms is
+  the oracle-key advantage. `judge: model` asks `ctx.model` to confirm each similarity match instead
+  (yes/no).
+- Untrusted text never rewrites the user's record: a web claim cannot supersede a user or tool claim;
+  it stays active beside it, marked `untrusted`, with low confidence.
+- Injection: the MEMORY.md projection of active claims visible to the agent, sections Facts /
+  Preferences / Commitments; superseded claims stay in history (`explain`) but are never injected. Over
+  the token budget the least confident, least recently reinforced claims are left out.
+- `explain(claim_id)`: the provenance report with the supersession chain both ways.
+- Forgetting is two-phase: `plan_forget(spec)` is a read-only inventory of every place the information
+  lives (the matching claims, their whole supersession history, fuzzy neighbours, quotes of other
+  claims that repeat it, the projection); `confirm_forget(plan)` executes it and then verifies that
+  neither exact nor fuzzy search over what remains returns it (`ForgetIncomplete` otherwise).
+- Credentials never enter a claim (amnesia.safety rules): a secret in the content refuses the write
+  (`memory_refused`, the rule name only); a secret in the quote withholds the quote.
+
+Left out (see arms/README.md): the DB/embedding/index layers, people pages, dreaming and the
+nine-surface inventory collapse into the one claim store this arm has; the plan is approved implicitly
+(the task's forget spec is the user's instruction)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from amnesia.safety import find_secret_rule
+from amnesia.tokens import count_tokens
+from arms.arm_kit import MemoryLog, fit_block, forget_selects, memory_line, scope_for, visible_to
+from arms.arm_options import check_choice, check_number, options_from
+from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.model_assist import ask_model
+from arms.registry import register_arm, register_variant
+from arms.textnorm import content_terms, dice
+from runners.models.base import Message
+from runners.taskmodel import ForgetSpec, RememberSpec
+
+SECTIONS = ("Facts", "Preferences", "Commitments")
+_COMMITMENT_KINDS = frozenset({"commitment", "task", "todo", "plan", "deadline", "constraint", "promise"})
+SPEAKERS = {"user": "user", "tool": "tool", "auto": "web"}
+CONFIDENCE = {"user": 0.9, "tool": 0.7, "web": 0.3}
+WITHHELD_QUOTE = "[quote withheld: it contained a credential]"
+REDACTED_QUOTE = "[quote removed by a forget]"
+
+
+def section_of(kind: str) -> str:
+    if kind == "preference":
+        return "Preferences"
+    return "Commitments" if kind in _COMMITMENT_KINDS else "Facts"
+
+
+class ForgetIncomplete(RuntimeError):
+    """After a confirmed forget, exact or fuzzy search still returned the forgotten information."""
+
+
+@dataclass(frozen=True)
+class ClaimsOptions:
+    supersession: str = "similarity"  # similarity | key (oracle: the task's key when given)
+    similarity: float = 0.5  # Dice coefficient of content terms for "same subject"
+    judge: str = "rules"  # rules | model
+
+    def __post_init__(self) -> None:
+        check_choice("claims", "supersession", self.supersession, ("similarity", "key"))
+        check_number("claims", "similarity", self.similarity, maximum=1.0)
+        check_choice("claims", "judge", self.judge, ("rules", "model"))
+
+
+@dataclass
+class Claim:
+    id: str
+    text: str
+    kind: str
+    speaker: str
+    quote: str
+    learned_at: float
+    last_reinforced: float
+    confidence: float
+    scope: str
+    owner_id: str | None
+    tags: tuple[str, ...]
+    key: str | None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.superseded_by is None
+
+    @property
+    def section(self) -> str:
+        return section_of(self.kind)
+
+
+@dataclass(frozen=True)
+class ForgetPlan:
+    """A read-only inventory: what will be retracted, what will be edited in place, where it was found."""
+
+    claim_ids: tuple[str, ...]  # retracted, including superseded history and fuzzy neighbours
+    quote_edits: tuple[str, ...]  # other claims whose quote repeats the information (edited in place)
+    places: tuple[str, ...]  # every location, for the user-facing summary (ids and sections, never content)
+    search_texts: tuple[str, ...]  # the retracted texts: verified absent by exact and fuzzy search afterwards
+    search_query: str | None = None  # the selector's query: verified absent by exact search
+
+
+@dataclass(frozen=True)
+class ForgetCheck:
+    exact_hits: int
+    fuzzy_hits: int
+
+    @property
+    def forgotten(self) -> bool:
+        return self.exact_hits == 0 and self.fuzzy_hits == 0
+
+
+@register_arm("claims")
+class ClaimsArm(ArmBase):
+    name = "claims"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.config = options_from(ClaimsOptions, "claims", options)
+        self.claims: dict[str, Claim] = {}
+        self.session: SessionInfo | None = None
+        self.turn_text = ""
+        self.last_forget_check: ForgetCheck | None = None
+        self._next_id = 1
+
+    def describe(self) -> dict[str, Any]:
+        return {"arm": self.name, "base": "claims", "seed": "004", **asdict(self.config)}
+
+    def start_task(self, ctx: ArmContext) -> None:
+        super().start_task(ctx)
+        self.memlog = MemoryLog(ctx)
+
+    def start_session(self, session: SessionInfo) -> None:
+        self.session = session
+
+    def observe_user_turn(self, text: str) -> None:
+        self.turn_text = text
+
+    # --- writes: claims with provenance, supersession, reinforcement
+    def remember(self, spec: RememberSpec) -> None:
+        session = self._session()
+        rule = find_secret_rule(spec.content)
+        if rule is not None:
+            self.memlog.refused(reason="credentials never enter a claim", rule=rule)
+            return
+        scope, owner = scope_for(spec, session)
+        speaker = SPEAKERS.get(spec.source, spec.source)
+        now = self._now()
+        subject = self._subject_of(spec, scope, owner, speaker)
+        if (
+            subject is not None
+            and " ".join(subject.text.split()).casefold() == " ".join(spec.content.split()).casefold()
+        ):
+            subject.last_reinforced = now
+            subject.confidence = min(1.0, subject.confidence + 0.05)
+            self.memlog.touch(subject.id, reason="reinforce", strength=subject.confidence)
+            return
+        quote = WITHHELD_QUOTE if find_secret_rule(self.turn_text) else " ".join(self.turn_text.split())
+        claim = Claim(
+            id=f"c-{self._next_id:04d}",
+            text=spec.content,
+            kind=spec.kind,
+            speaker=speaker,
+            quote=quote,
+            learned_at=now,
+            last_reinforced=now,
+            confidence=CONFIDENCE.get(speaker, 0.5),
+            scope=scope,
+            owner_id=owner,
+            tags=spec.tags,
+            key=spec.key,
+        )
+        self._next_id += 1
+        self.claims[claim.id] = claim
+        self.memlog.write(
+            claim.id,
+            claim.text,
+            kind=claim.kind,
+            scope=scope,
+            owner_id=owner,
+            source=spec.source,
+            key=spec.key,
+            strength=claim.confidence,
+        )
+        if subject is not None:
+            subject.superseded_by = claim.id
+            claim.supersedes = subject.id
+            self.memlog.forget(subject.id, subject.text, reason="superseded")
+
+    def _subject_of(self, spec: RememberSpec, scope: str, owner: str | None, speaker: str) -> Claim | None:
+        """The active claim this write is about (to supersede or reinforce), or None for a new subject."""
+        same_place = [
+            c for c in self.claims.values() if c.active and c.scope == scope and c.owner_id == owner
+        ]
+        if speaker == "web":  # untrusted text may only supersede other untrusted text
+            same_place = [c for c in same_place if c.speaker == "web"]
+        if self.config.supersession == "key" and spec.key is not None:
+            # The key names a chain: its live head may be a keyless claim that superseded the keyed one.
+            heads = {self._head(c).id for c in self.claims.values() if c.key == spec.key}
+            keyed = [c for c in same_place if c.id in heads]
+            return max(keyed, key=lambda c: c.learned_at) if keyed else None
+        terms = content_terms(spec.content)
+        scored = sorted(
+            (
+                (dice(terms, content_terms(c.text)), c.learned_at, c)
+                for c in same_place
+                if c.section == section_of(spec.kind)
+            ),
+            key=lambda entry: (entry[0], entry[1]),
+            reverse=True,
+        )
+        for score, _, claim in scored:
+            if score < self.config.similarity:
+                return None
+            if self.config.judge == "rules" or self._model_says_same_subject(claim, spec.content):
+                return claim
+        return None
+
+    def _head(self, claim: Claim) -> Claim:
+        """The live end of the claim's supersession chain."""
+        while claim.superseded_by is not None and claim.superseded_by in self.claims:
+            claim = self.claims[claim.superseded_by]
+        return claim
+
+    def _model_says_same_subject(self, old: Claim, new_text: str) -> bool:
+        prompt = (
+            "Two statements from a user's memory. Does the NEW one update or replace the OLD one "
+            "(same subject)? "
+            f"Answer yes or no.\nOLD: {old.text}\nNEW: {new_text}"
+        )
+        reply = ask_model(
+            self._ctx(), "claims:supersession", prompt, call_seed=self._ctx().seed + self._next_id
+        )
+        return reply.strip().lower().startswith("yes")
+
+    # --- injection: the MEMORY.md projection
+    def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
+        session = self._session()
+        now = self._now()
+        active = [c for c in self.claims.values() if c.active and visible_to(c.scope, c.owner_id, session)]
+        ranked = sorted(active, key=lambda c: (-c.confidence, -c.last_reinforced, c.id))
+
+        def line(claim: Claim) -> str:
+            return memory_line(
+                claim.id,
+                claim.kind,
+                now - claim.learned_at,
+                claim.text,
+                untrusted=claim.speaker == "web",
+                notes=[f"said by {claim.speaker}"],
+            )
+
+        def render(kept: list[Claim]) -> str:
+            lines = [f"# MEMORY.md ({len(kept)} active claims)"]
+            for section in SECTIONS:
+                lines.append(f"## {section}")
+                lines.extend(
+                    line(c) for c in sorted(kept, key=lambda c: (c.learned_at, c.id)) if c.section == section
+                )
+            return "\n".join(lines)
+
+        block, kept = fit_block(render, ranked, self._ctx().budget_tokens)
+        items = [{"id": c.id, "tokens": count_tokens(line(c))} for c in kept]
+        return MemoryContext(block=block, tokens=count_tokens(block), items=items)
+
+    # --- provenance
+    def explain(self, claim_id: str) -> dict[str, Any]:
+        """The provenance report: the claim, who said it and the quote, when learned and reinforced, its
+        confidence, the claims it superseded (oldest last) and the claims that superseded it (newest last)."""
+        claim = self.claims[claim_id]
+        older, cursor = [], claim.supersedes
+        while cursor is not None and cursor in self.claims:
+            older.append(cursor)
+            cursor = self.claims[cursor].supersedes
+        newer, cursor = [], claim.superseded_by
+        while cursor is not None and cursor in self.claims:
+            newer.append(cursor)
+            cursor = self.claims[cursor].superseded_by
+        return {
+            **asdict(claim),
+            "status": "active" if claim.active else "superseded",
+            "supersedes_chain": older,
+            "superseded_by_chain": newer,
+        }
+
+    # --- forgetting: plan (read-only), then confirm (execute + verify)
+    def forget(self, spec: ForgetSpec) -> None:
+        self.last_forget_check = self.confirm_forget(self.plan_forget(spec))
+
+    def plan_forget(self, spec: ForgetSpec) -> ForgetPlan:
+        session = self._session()
+        visible = {cid: c for cid, c in self.claims.items() if visible_to(c.scope, c.owner_id, session)}
+        selected = {
+            cid for cid, c in visible.items() if forget_selects(spec, content=c.text, tags=c.tags, key=c.key)
+        }
+        while True:  # close over supersession history and fuzzy neighbours until nothing new joins
+            grown = set(selected)
+            for cid in selected:
+                claim = visible[cid]
+                grown.update(x for x in (claim.supersedes, claim.superseded_by) if x in visible)
+                terms, needle = content_terms(claim.text), claim.text.casefold()
+                grown.update(
+                    other
+                    for other, c in visible.items()
+                    if needle in c.text.casefold()
+                    or dice(terms, content_terms(c.text)) >= self.config.similarity
+                )
+            if grown == selected:
+                break
+            selected = grown
+        texts = tuple(sorted({visible[cid].text for cid in selected}))
+        needles = (*texts, spec.query) if spec.query else texts
+        quote_edits = tuple(
+            cid
+            for cid, c in sorted(visible.items())
+            if cid not in selected and any(t.casefold() in c.quote.casefold() for t in needles)
+        )
+        places = tuple(
+            [
+                f"claim {cid} ({'MEMORY.md ' + visible[cid].section if visible[cid].active else 'history'})"
+                for cid in sorted(selected)
+            ]
+            + [f"quote of claim {cid} (edited in place)" for cid in quote_edits]
+        )
+        return ForgetPlan(tuple(sorted(selected)), quote_edits, places, texts, spec.query)
+
+    def confirm_forget(self, plan: ForgetPlan) -> ForgetCheck:
+        missing = [cid for cid in (*plan.claim_ids, *plan.quote_edits) if cid not in self.claims]
+        if missing:
+            raise ForgetIncomplete(
+                f"claims: the forget plan is stale ({len(missing)} places changed); plan again"
+            )
+        for cid in plan.claim_ids:
+            claim = self.claims.pop(cid)
+            self.memlog.forget(cid, claim.text, reason="manual")
+        for claim in self.claims.values():
+            if claim.supersedes in plan.claim_ids:
+                claim.supersedes = None
+            if claim.superseded_by in plan.claim_ids:
+                claim.superseded_by = None  # its successor is gone: the claim is the live record again
+        for cid in plan.quote_edits:
+            self.claims[cid].quote = REDACTED_QUOTE
+        check = self.verify_forgotten(plan.search_texts, plan.search_query)
+        if not check.forgotten:
+            raise ForgetIncomplete(
+                f"claims: forget verification failed: {check.exact_hits} exact, {check.fuzzy_hits} fuzzy hits"
+            )
+        return check
+
+    def verify_forgotten(self, texts: tuple[str, ...], query: str | None = None) -> ForgetCheck:
+        """Exact (substring, over texts and quotes) and fuzzy (Dice ≥ `similarity`, over texts) search
+        of every claim the agent can reach for the retracted texts; the query is searched exactly."""
+        session = self._session()
+        needles = [t.casefold() for t in (*texts, *([query] if query else []))]
+        fuzzy_terms = [content_terms(t) for t in texts]
+        exact = fuzzy = 0
+        for claim in self.claims.values():
+            if not visible_to(claim.scope, claim.owner_id, session):
+                continue
+            if any(n in claim.text.casefold() or n in claim.quote.casefold() for n in needles):
+                exact += 1
+            elif any(
+                dice(terms, content_terms(claim.text)) >= self.config.similarity for terms in fuzzy_terms
+            ):
+                fuzzy += 1
+        return ForgetCheck(exact, fuzzy)
+
+    def end_session(self, session: SessionInfo) -> None:
+        for claim in list(self.claims.values()):
+            if claim.scope == "session" and claim.owner_id == session.session_id:
+                del self.claims[claim.id]
+                self.memlog.forget(claim.id, claim.text, reason="agent-disposed")
+        self.session = None
+
+    def _session(self) -> SessionInfo:
+        if self.session is None:
+            raise RuntimeError("claims: called outside a session")
+        return self.session
+
+    def _ctx(self) -> ArmContext:
+        if self.ctx is None:
+            raise RuntimeError("claims: start_task was not called")
+        return self.ctx
+
+    def _now(self) -> float:
+        return self._ctx().clock.now()
+
+
+register_variant("claims-oracle-key", "claims", {"supersession": "key"})

@@ -1,0 +1,389 @@
+"""`clue-folding`: full-life memory (seed 003) — when the prompt grows past a threshold, the oldest
+completed turns are folded into token clues (keywords, seed tokens, a one-line summary: no message
+text, no vectors) in a SQLite `memory_clues` table, and physically replaced in the prompt by one
+checkpoint line; later, clues matching the current user text are recalled into the prompt.
+
+What it reproduces:
+- Measure, then fold: before each model call the prompt (history view + user text) is measured with
+  amnesia.tokens; at ≥ `threshold_tokens` (8000) the oldest `forget_turns` (2) unfolded completed turns
+  are folded, but only while at least `forget_turns + keep_completed_turns` (2 + 4) completed turns are
+  unfolded, so the most recent 4 always stay; at most one fold per step.
+- Regex distillation, zero model calls: quoted phrases, file paths, identifiers (snake_case, camelCase,
+  dotted, with digits), CJK phrases as seed tokens; frequent content words as keywords; the first
+  sentence as summary. `distiller: model` asks `ctx.model` for the keywords and summary instead (same
+  return shape).
+- Storage: SQLite in WAL mode (`memory_clues.db` in the arm's workdir); each fold is one transaction,
+  and folding is all-or-nothing: the checkpoint replaces the turns only after the clue row committed;
+  any failure leaves the history untouched.
+- Recall: LIKE matching (`%` and `_` escaped) of the current user text's distilled terms against the
+  clues, at most `limit` (5, ≤ 20) clues ranked by matched terms then recency, at most
+  `max_prompt_chars` (1800) chars with an "older clues have faded" marker when cut.
+- `auto_forget: false` keeps history intact (recall only).
+
+Deviations (also in arms/README.md): `fold_at_session_end` (on by default) folds a main-agent session's
+remaining completed turns when it ends, because the benchmark's sessions are far shorter than 8,000
+tokens and the conversation is dropped at session end anyway — without it the arm equals `no-memory` on
+every task (variant `clue-folding-strict` turns it off). The measure counts history and user text, not
+the runner's system text. Clues carry no tags or keys (the design stores only distilled tokens), so
+forget selectors match by query only. A sub-agent's clues are scoped to its session and deleted when it
+ends."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from amnesia.tokens import count_tokens, has_cjk
+from arms.arm_kit import MemoryLog, fit_block, memory_line, visible_to
+from arms.arm_options import check_bool, check_choice, check_int, options_from
+from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.model_assist import ask_model
+from arms.registry import register_arm, register_variant
+from arms.textnorm import STOPWORDS
+from runners.models.base import Message
+from runners.taskmodel import ForgetSpec
+
+_QUOTED = re.compile(
+    r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|「([^」\n]{2,80})」|『([^』\n]{2,80})』|`([^`\n]{2,80})`"
+)
+_PATH = re.compile(
+    r"(?:[A-Za-z]:)?[\w.-]*/[\w./-]+|\b[\w-]+\.(?:py|ts|js|sh|md|json|yaml|yml|toml|sql|db|txt)\b"
+)
+_IDENTIFIER = re.compile(
+    r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Za-z]+\.[A-Za-z_][\w.]*|[A-Za-z]*\d+[A-Za-z\d]*|[A-Z]{3,})\b"
+)
+_CJK_PHRASE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,8}")
+_CJK_FUNCTION_CHARS = re.compile(r"[的了是在和与我你他她它们这那吗呢吧啊]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+_FIRST_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
+MAX_LIMIT = 20
+# One LIKE pattern against every clue column; `%` and `_` in the pattern are escaped with a backslash.
+MATCHES_CLUE = "keywords LIKE ? ESCAPE '\\' OR seed_tokens LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\'"
+FADED_MARKER = "… older clues have faded"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_clues (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, scope TEXT NOT NULL, owner_id TEXT,
+    keywords TEXT NOT NULL, seed_tokens TEXT NOT NULL, summary TEXT NOT NULL,
+    turn_from INTEGER NOT NULL, turn_to INTEGER NOT NULL, created_at REAL NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True)
+class Clue:
+    keywords: tuple[str, ...]
+    seed_tokens: tuple[str, ...]
+    summary: str
+
+    def as_text(self) -> str:
+        keywords, seeds = ", ".join(self.keywords), ", ".join(self.seed_tokens)
+        return f"keywords: {keywords}; seeds: {seeds}; summary: {self.summary}"
+
+
+def distill(text: str, *, max_keywords: int = 12, max_seeds: int = 12) -> Clue:
+    """Rule-based clue extraction (no model call): seed tokens, keywords and a one-sentence summary."""
+    seeds: dict[str, None] = {}
+    for match in _QUOTED.finditer(text):
+        seeds.setdefault(next(g for g in match.groups() if g), None)
+    for pattern in (_PATH, _IDENTIFIER):
+        for match in pattern.finditer(text):
+            token = match.group().strip(".,;:")
+            if len(token) >= 2:
+                seeds.setdefault(token, None)
+    for match in _CJK_PHRASE.finditer(text):
+        for phrase in _CJK_FUNCTION_CHARS.split(match.group()):
+            if len(phrase) >= 2:
+                seeds.setdefault(phrase, None)
+    words = Counter(w.lower() for w in _WORD.findall(text) if w.lower() not in STOPWORDS)
+    keywords = tuple(word for word, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:max_keywords])
+    first = next((s.strip() for s in _FIRST_SENTENCE.findall(text) if s.strip()), "")
+    return Clue(keywords, tuple(list(seeds)[:max_seeds]), first[:100])
+
+
+def clue_from_row(row: sqlite3.Row) -> Clue:
+    def split(value: str) -> tuple[str, ...]:
+        return tuple(part for part in value.split(", ") if part)
+
+    return Clue(split(row["keywords"]), split(row["seed_tokens"]), row["summary"])
+
+
+def like_escape(term: str) -> str:
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass(frozen=True)
+class ClueFoldingOptions:
+    threshold_tokens: int = 8000
+    forget_turns: int = 2
+    keep_completed_turns: int = 4
+    limit: int = 5
+    max_prompt_chars: int = 1800
+    auto_forget: bool = True
+    fold_at_session_end: bool = True
+    distiller: str = "rules"  # rules | model
+
+    def __post_init__(self) -> None:
+        arm = "clue-folding"
+        check_int(arm, "threshold_tokens", self.threshold_tokens)
+        check_int(arm, "forget_turns", self.forget_turns, minimum=1)
+        check_int(arm, "keep_completed_turns", self.keep_completed_turns)
+        if not 1 <= check_int(arm, "limit", self.limit, minimum=1) <= MAX_LIMIT:
+            raise ValueError(f"{arm}: option limit must be at most {MAX_LIMIT}, got {self.limit!r}")
+        check_int(arm, "max_prompt_chars", self.max_prompt_chars, minimum=1)
+        check_bool(arm, "auto_forget", self.auto_forget)
+        check_bool(arm, "fold_at_session_end", self.fold_at_session_end)
+        check_choice(arm, "distiller", self.distiller, ("rules", "model"))
+
+
+@dataclass
+class FoldState:
+    info: SessionInfo
+    turns: list[tuple[str, str]] = field(default_factory=list)  # completed (user, answer) pairs
+    folded: int = 0  # completed turns folded away, from the start of the session
+    checkpoints: list[Message] = field(default_factory=list)
+
+
+@register_arm("clue-folding")
+class ClueFoldingArm(ArmBase):
+    name = "clue-folding"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.config = options_from(ClueFoldingOptions, "clue-folding", options)
+        self.state: FoldState | None = None
+        self.db: sqlite3.Connection | None = None
+        self._next_id = 1
+
+    def describe(self) -> dict[str, Any]:
+        return {"arm": self.name, "base": "clue-folding", "seed": "003", **asdict(self.config)}
+
+    def start_task(self, ctx: ArmContext) -> None:
+        super().start_task(ctx)
+        self.memlog = MemoryLog(ctx)
+        path = Path(ctx.workdir) / "memory_clues.db"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            stale.unlink(missing_ok=True)  # a resumed pair starts from scratch
+        self.db = sqlite3.connect(path)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(SCHEMA)
+        self.db.commit()
+
+    def end_task(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def start_session(self, session: SessionInfo) -> None:
+        self.state = FoldState(info=session)
+
+    def forget(self, spec: ForgetSpec) -> None:
+        if not spec.query:
+            return
+        pattern = f"%{like_escape(spec.query)}%"
+        rows = (
+            self._db()
+            .execute(
+                f"SELECT * FROM memory_clues WHERE {MATCHES_CLUE} ORDER BY id",
+                (pattern, pattern, pattern),
+            )
+            .fetchall()
+        )
+        doomed = [row for row in rows if visible_to(row["scope"], row["owner_id"], self._state().info)]
+        self._delete(doomed, "manual")
+
+    def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
+        state = self._state()
+        fold = None
+        if self.config.auto_forget and self._measure(history, user_text) >= self.config.threshold_tokens:
+            fold = self._fold_oldest(history)
+        view = [*state.checkpoints, *history[2 * state.folded :]]
+        block, recalled = self._recall(user_text)
+        return MemoryContext(
+            block=block,
+            tokens=count_tokens(block),
+            items=[{"id": cid, "tokens": tokens} for cid, tokens in recalled],
+            history=view if state.folded else None,
+            details={"folded_turns": state.folded, "folded_now": fold},
+        )
+
+    def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None:
+        self._state().turns.append((user_text, answer))
+
+    def end_session(self, session: SessionInfo) -> None:
+        state = self._state()
+        if session.agent == "sub":
+            rows = (
+                self._db()
+                .execute(
+                    "SELECT * FROM memory_clues WHERE scope = 'session' AND owner_id = ? ORDER BY id",
+                    (session.session_id,),
+                )
+                .fetchall()
+            )
+            self._delete(rows, "agent-disposed")
+        elif self.config.fold_at_session_end:
+            while state.folded < len(state.turns):
+                if self._fold(min(self.config.forget_turns, len(state.turns) - state.folded)) is None:
+                    break
+        self.state = None
+
+    # --- folding
+    def _measure(self, history: list[Message], user_text: str) -> int:
+        state = self._state()
+        view = [*state.checkpoints, *history[2 * state.folded :]]
+        return sum(count_tokens(str(m.get("content", ""))) for m in view) + count_tokens(user_text)
+
+    def _fold_oldest(self, history: list[Message]) -> str | None:
+        state = self._state()
+        completed = len(history) // 2
+        if completed - state.folded < self.config.forget_turns + self.config.keep_completed_turns:
+            return None  # the recent-turns guard
+        return self._fold(self.config.forget_turns)
+
+    def _fold(self, count: int) -> str | None:
+        """Fold the next `count` unfolded turns into one clue row; None (history untouched) on any failure."""
+        state = self._state()
+        start = state.folded
+        span = state.turns[start : start + count]
+        text = "\n".join(f"{user}\n{answer}" for user, answer in span)
+        clue_id = f"k-{self._next_id:04d}"
+        scope = "session" if state.info.agent == "sub" else "workspace"
+        owner = state.info.session_id if scope == "session" else None
+        try:
+            clue = self._distill(text)
+            with self._db():  # one transaction: committed or rolled back as a whole
+                self._db().execute(
+                    "INSERT INTO memory_clues VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        clue_id,
+                        state.info.session_id,
+                        scope,
+                        owner,
+                        ", ".join(clue.keywords),
+                        ", ".join(clue.seed_tokens),
+                        clue.summary,
+                        start,
+                        start + len(span) - 1,
+                        self._now(),
+                    ),
+                )
+        except (sqlite3.Error, ValueError):
+            return None
+        self._next_id += 1
+        state.folded += len(span)
+        state.checkpoints.append({"role": "user", "content": checkpoint_text(len(span), clue, has_cjk(text))})
+        self.memlog.write(clue_id, clue.as_text(), kind="clue", scope=scope, owner_id=owner, source="user")
+        return clue_id
+
+    def _distill(self, text: str) -> Clue:
+        if self.config.distiller == "rules":
+            return distill(text)
+        prompt = (
+            "Distill this conversation into recall clues. Answer exactly two lines:\n"
+            "keywords: <comma-separated names, paths, terms>\nsummary: <one sentence>\n\n" + text
+        )
+        reply = ask_model(
+            self._ctx(), "clue-folding:distill", prompt, call_seed=self._ctx().seed + self._next_id
+        )
+        fields = dict(
+            (name.strip().lower(), value.strip())
+            for name, sep, value in (line.partition(":") for line in reply.splitlines())
+            if sep
+        )
+        keywords = tuple(k.strip() for k in fields.get("keywords", "").split(",") if k.strip())
+        if not keywords:
+            raise ValueError("clue-folding: the model returned no keywords")
+        return Clue(keywords, distill(text).seed_tokens, fields.get("summary", "")[:100])
+
+    # --- recall
+    def _recall(self, user_text: str) -> tuple[str, list[tuple[str, int]]]:
+        query = distill(user_text)
+        terms = [t for t in dict.fromkeys((*query.keywords, *query.seed_tokens)) if t]
+        if not terms:
+            return "", []
+        rows = self._db().execute("SELECT * FROM memory_clues").fetchall()
+        visible = {
+            row["id"]: row for row in rows if visible_to(row["scope"], row["owner_id"], self._state().info)
+        }
+        matches: Counter[str] = Counter()
+        for term in terms:
+            pattern = f"%{like_escape(term)}%"
+            for (clue_id,) in self._db().execute(
+                f"SELECT id FROM memory_clues WHERE {MATCHES_CLUE}",
+                (pattern, pattern, pattern),
+            ):
+                if clue_id in visible:
+                    matches[clue_id] += 1
+        ranked = sorted(matches, key=lambda cid: (-matches[cid], -visible[cid]["created_at"], cid))
+        ranked = ranked[: self.config.limit]
+        now = self._now()
+        lines = {
+            cid: memory_line(
+                cid, "clue", now - visible[cid]["created_at"], clue_from_row(visible[cid]).as_text()
+            )
+            for cid in ranked
+        }
+        within_chars: list[str] = []
+        for cid in ranked:
+            if sum(len(lines[c]) + 1 for c in [*within_chars, cid]) > self.config.max_prompt_chars:
+                break
+            within_chars.append(cid)
+        cut = len(within_chars) < len(ranked)
+
+        def render(kept: list[str]) -> str:
+            faded = [FADED_MARKER] if cut or len(kept) < len(within_chars) else []
+            return "\n".join([f"RECALLED FROM CLUES ({len(kept)} clues)", *(lines[c] for c in kept), *faded])
+
+        block, kept = fit_block(render, within_chars, self._ctx().budget_tokens)
+        return block, [(cid, count_tokens(lines[cid])) for cid in kept]
+
+    # --- helpers
+    def _delete(self, rows: list[sqlite3.Row], reason: str) -> None:
+        with self._db():
+            for row in rows:
+                self._db().execute("DELETE FROM memory_clues WHERE id = ?", (row["id"],))
+        for row in rows:
+            self.memlog.forget(row["id"], clue_from_row(row).as_text(), reason=reason)
+
+    def _state(self) -> FoldState:
+        if self.state is None:
+            raise RuntimeError("clue-folding: called outside a session")
+        return self.state
+
+    def _db(self) -> sqlite3.Connection:
+        if self.db is None:
+            raise RuntimeError("clue-folding: start_task was not called")
+        return self.db
+
+    def _ctx(self) -> ArmContext:
+        if self.ctx is None:
+            raise RuntimeError("clue-folding: start_task was not called")
+        return self.ctx
+
+    def _now(self) -> float:
+        return self._ctx().clock.now()
+
+
+def checkpoint_text(turns: int, clue: Clue, chinese: bool) -> str:
+    """The one line that replaces the folded turns in the prompt."""
+    seeds = list(dict.fromkeys((*clue.seed_tokens, *clue.keywords)))[:8]
+    if chinese:
+        return (
+            f"【🧠 记忆已折叠】为了腾出空间，我已淡忘更早的 {turns} 轮对话，留下的线索：{'、'.join(seeds)}。"
+            "需要时我会用 recall_from_clues 自己回忆。"
+        )
+    return (
+        f"[memory folded] To free space I let go of the {turns} earlier turn(s); "
+        f"clues left: {', '.join(seeds)}. "
+        "I can recall them from the clues when needed."
+    )
+
+
+register_variant("clue-folding-strict", "clue-folding", {"fold_at_session_end": False})

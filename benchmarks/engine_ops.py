@@ -1,0 +1,206 @@
+"""Engine throughput: remember, select_for_injection and sweep at 10^3, 10^4, 10^5 items.
+
+Compared with `cachetools.TTLCache` (insert + expire) and a plain dict (the floor: insert, a full sort
+for selection, a scan-and-delete sweep). Prints a Markdown table; checks the issue's floors (select over
+10^5 items in memory < 50 ms, sweep of 10^5 < 100 ms) and exits 1 if the in-memory engine misses one.
+
+    python benchmarks/engine_ops.py                      # full table (SQLite at 10^5 takes a while)
+    python benchmarks/engine_ops.py --sizes 1000,10000   # quicker
+
+Every run uses a SimulatedClock, a seeded id factory and a seeded random.Random, so the work is identical
+across runs; only the timings vary. Sweep is measured with 10% of the items due (TTL 1h, clock moved 2h).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cachetools import TTLCache
+
+from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock, SQLiteStore
+
+SHORT_TTL = 3_600.0  # seconds: the 10% of items a sweep finds due
+LONG_TTL = 30 * 86_400.0
+DUE_FRACTION = 0.1
+SELECT_REPEATS = 5
+SELECT_FLOOR_MS = 50.0
+SWEEP_FLOOR_MS = 100.0
+WORDS = (
+    "tea",
+    "oolong",
+    "lapsang",
+    "deploy",
+    "staging",
+    "cache",
+    "budget",
+    "answer",
+    "french",
+    "ticket",
+    "login",
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    implementation: str
+    size: int
+    remember_ops: float  # writes per second
+    select_ms: float | None  # one selection over the whole store (None: the implementation has none)
+    sweep_ms: float  # one sweep with DUE_FRACTION of the items due
+
+    def markdown(self) -> str:
+        select = "n/a" if self.select_ms is None else f"{self.select_ms:,.2f}"
+        cells = [
+            self.implementation,
+            f"{self.size:,}",
+            f"{self.remember_ops:,.0f}",
+            select,
+            f"{self.sweep_ms:,.2f}",
+        ]
+        return "| " + " | ".join(cells) + " |"
+
+
+def _contents(size: int, seed: int) -> list[tuple[str, float]]:
+    """Distinct short sentences and their TTLs; DUE_FRACTION of them short-lived."""
+    rng = random.Random(seed)
+    short = set(rng.sample(range(size), int(size * DUE_FRACTION)))
+    return [
+        (f"Item {i}: {' '.join(rng.choices(WORDS, k=6))}.", SHORT_TTL if i in short else LONG_TTL)
+        for i in range(size)
+    ]
+
+
+def _timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def bench_engine(label: str, make_store: Callable[[], object], size: int, seed: int) -> Row:
+    clock = SimulatedClock(0.0)
+    counter = itertools.count()
+    # Byte cap lifted so that eviction does not interfere with the throughput measured here.
+    config = Config(max_store_bytes=size * 4_096)
+    engine = Amnesia(
+        store=make_store(), config=config, clock=clock, id_factory=lambda: f"m-{next(counter):012x}"
+    )
+    items = _contents(size, seed)
+
+    def write_all() -> None:
+        for content, ttl in items:
+            engine.remember(content, ttl=ttl)
+
+    remember_seconds = _timed(write_all)
+    select_seconds = min(_timed(engine.select_for_injection) for _ in range(SELECT_REPEATS))
+    clock.advance(2 * SHORT_TTL)
+    sweep_seconds = _timed(engine.sweep)
+    return Row(label, size, size / remember_seconds, select_seconds * 1e3, sweep_seconds * 1e3)
+
+
+def bench_ttlcache(size: int, seed: int) -> Row:
+    """TTLCache has one ttl per cache, so the due 10% are inserted first and the rest half a ttl later."""
+    now = [0.0]
+    cache: TTLCache = TTLCache(maxsize=size, ttl=LONG_TTL, timer=lambda: now[0])
+    items = _contents(size, seed)
+    ordered = sorted(range(size), key=lambda index: items[index][1] != SHORT_TTL)
+
+    def insert_all() -> None:
+        for index in ordered:
+            if items[index][1] != SHORT_TTL:
+                now[0] = LONG_TTL / 2
+            cache[index] = items[index][0]
+
+    insert_seconds = _timed(insert_all)
+    now[0] = LONG_TTL + 1
+    expire_seconds = _timed(cache.expire)
+    assert len(cache) == size - int(size * DUE_FRACTION)
+    return Row("cachetools.TTLCache", size, size / insert_seconds, None, expire_seconds * 1e3)
+
+
+def bench_dict(size: int, seed: int, budget_tokens: int = 2_000) -> Row:
+    store: dict[int, tuple[str, float, float]] = {}  # id -> (content, expires_at, strength)
+    items = _contents(size, seed)
+
+    def insert_all() -> None:
+        for index, (content, ttl) in enumerate(items):
+            store[index] = (content, ttl, 1.0)
+
+    def select() -> list[int]:
+        chosen, used = [], 0
+        for key, (content, _expires, _strength) in sorted(store.items(), key=lambda kv: -kv[1][2]):
+            cost = len(content) // 4
+            if used + cost <= budget_tokens:
+                chosen.append(key)
+                used += cost
+        return chosen
+
+    def sweep(now: float = 2 * SHORT_TTL) -> None:
+        for key in [key for key, (_c, expires, _s) in store.items() if expires <= now]:
+            del store[key]
+
+    insert_seconds = _timed(insert_all)
+    select_seconds = min(_timed(select) for _ in range(SELECT_REPEATS))
+    sweep_seconds = _timed(sweep)
+    return Row("dict (floor)", size, size / insert_seconds, select_seconds * 1e3, sweep_seconds * 1e3)
+
+
+def run(sizes: list[int], sqlite_max: int, seed: int) -> list[Row]:
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="amnesia-bench-") as folder:
+        for size in sizes:
+            rows.append(bench_engine("Amnesia in-memory", InMemoryStore, size, seed))
+            if size <= sqlite_max:
+                path = Path(folder) / f"bench-{size}.db"
+                rows.append(bench_engine("Amnesia SQLite", lambda p=path: SQLiteStore(p), size, seed))
+            rows.append(bench_ttlcache(size, seed))
+            rows.append(bench_dict(size, seed))
+    return rows
+
+
+def floor_failures(rows: list[Row]) -> list[str]:
+    failures = []
+    for row in rows:
+        if row.implementation != "Amnesia in-memory" or row.size < 100_000:
+            continue
+        if row.select_ms is not None and row.select_ms >= SELECT_FLOOR_MS:
+            failures.append(
+                f"select over {row.size:,} items took {row.select_ms:.1f} ms (floor {SELECT_FLOOR_MS})"
+            )
+        if row.sweep_ms >= SWEEP_FLOOR_MS:
+            failures.append(
+                f"sweep of {row.size:,} items took {row.sweep_ms:.1f} ms (floor {SWEEP_FLOOR_MS})"
+            )
+    return failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated item counts")
+    parser.add_argument("--sqlite-max", type=int, default=100_000, help="largest size measured on SQLite")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    try:
+        sizes = [int(part) for part in args.sizes.split(",")]
+    except ValueError:
+        parser.error(f"--sizes: expected comma-separated integers, got {args.sizes!r}")
+    rows = run(sizes, args.sqlite_max, args.seed)
+    print("| implementation | items | remember ops/s | select ms | sweep ms (10% due) |")
+    print("|---|---:|---:|---:|---:|")
+    for row in rows:
+        print(row.markdown())
+    failures = floor_failures(rows)
+    for failure in failures:
+        print(f"FLOOR MISSED: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

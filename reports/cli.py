@@ -1,0 +1,96 @@
+"""`amnesia-bench report | check | compare | rescore`: the reports side of the CLI (reads run folders only).
+
+Bad input (missing/corrupt run folder, malformed `--max` spec) is one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reports.errors import ReportInputError
+
+DEFAULT_GATE_METRICS = ["stale_error_rate", "poison_error_rate"]
+
+
+def _fail_input(error: Exception) -> typer.Exit:
+    typer.echo(f"error: {error}", err=True)
+    return typer.Exit(code=2)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report_command(
+        runs: Annotated[list[Path], typer.Argument(help="Run folder(s); seeds of one design are pooled.")],
+        out: Annotated[Path | None, typer.Option(help="Output folder (default: FIRST_RUN/report).")] = None,
+        resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 2000,
+        timeline_task: Annotated[str | None, typer.Option(help="Task id for the strength timeline.")] = None,
+    ) -> None:
+        """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
+        from reports.build import build_report
+
+        try:
+            target = build_report(runs, out=out, resamples=resamples, timeline_task=timeline_task)
+        except ReportInputError as error:
+            raise _fail_input(error) from None
+        typer.echo(f"report written to {target}")
+
+    @app.command("check")
+    def check_command(
+        run: Annotated[Path, typer.Argument(help="Run folder (or a summary.csv).")],
+        max_: Annotated[list[str] | None, typer.Option("--max", help="metric:arm:group=limit (<=).")] = None,
+        min_: Annotated[list[str] | None, typer.Option("--min", help="metric:arm:group=limit (>=).")] = None,
+        baseline: Annotated[Path | None, typer.Option(help="Baseline run folder or summary.csv.")] = None,
+        tolerance: Annotated[float, typer.Option(help="Allowed increase over the baseline.")] = 0.02,
+        metric: Annotated[list[str] | None, typer.Option(help="Metrics compared to the baseline.")] = None,
+    ) -> None:
+        """CI gate: exit 0 when every limit holds, 1 with one line per violation, 2 on bad input."""
+        from reports.gate import check
+
+        try:
+            outcome = check(
+                run,
+                maxima=max_ or [],
+                minima=min_ or [],
+                baseline=baseline,
+                tolerance=tolerance,
+                metrics=metric or DEFAULT_GATE_METRICS,
+            )
+        except ReportInputError as error:
+            raise _fail_input(error) from None
+        for line in [*outcome.notes, *outcome.violations]:
+            typer.echo(line)
+        raise typer.Exit(code=1 if outcome.violations else 0)
+
+    @app.command("compare")
+    def compare_command(
+        run_a: Annotated[Path, typer.Argument(help="Run folder A (e.g. the old config).")],
+        run_b: Annotated[Path, typer.Argument(help="Run folder B (e.g. the new config).")],
+        out: Annotated[Path | None, typer.Option(help="Folder for compare.csv/.md (default: print).")] = None,
+        resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    ) -> None:
+        """The same tables for two runs side by side, with paired differences (B - A) on shared tasks."""
+        from reports.compare import compare_runs
+
+        try:
+            result = compare_runs(run_a, run_b, out=out, resamples=resamples)
+        except ReportInputError as error:
+            raise _fail_input(error) from None
+        typer.echo(result.markdown)
+
+    @app.command("rescore")
+    def rescore_command(
+        run: Annotated[Path, typer.Argument(help="Run folder whose probes are re-classified.")],
+        out: Annotated[Path | None, typer.Option(help="Output run folder (default: RUN/rescored).")] = None,
+    ) -> None:
+        """Re-classify every probe from its logged answer with current scoring; original logs stay as-is."""
+        from reports.rescore import rescore_run
+
+        try:
+            result = rescore_run(run, out=out)
+        except ReportInputError as error:
+            raise _fail_input(error) from None
+        typer.echo(
+            f"{result.changed} of {result.probes} probes changed classification; rescored run: {result.out}"
+        )

@@ -1,0 +1,270 @@
+"""Read run folders (manifest + session logs) into tidy DataFrames, strictly.
+
+Strict: a missing manifest, an unparsable or truncated line, a record missing a field, a broken `seq` sequence
+or an unfinished (arm, task) pair raises `ReportInputError` naming the file and line. A report is never built
+from a partial read. Several run folders of one design (e.g. several seeds) load into one `RunData`; the
+`run` column tells them apart and (run, task_id) is the unit of clustering.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reports.errors import ReportInputError
+
+BASE_FIELDS = ("v", "seq", "type", "arm", "task_id", "sim_time")
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
+    "task_start": ("task",),
+    "injection": ("session_index", "turn_index", "block", "tokens", "items"),
+    "model_call": ("session_index", "turn_index", "call_index", "prompt_tokens", "completion_tokens"),
+    "probe": (
+        "session_index",
+        "turn_index",
+        "expect",
+        "stale",
+        "poison",
+        "abstain",
+        "answer",
+        "classification",
+    ),
+    "memory_write": ("item_id", "content"),
+    "memory_touch": ("item_id", "reason"),
+    "memory_forget": ("item_id", "reason"),
+    "memory_refused": ("reason",),
+    "task_end": ("probes", "model_calls"),
+}
+TASK_FIELDS = ("id", "group", "category")
+MEMORY_TYPES = ("memory_write", "memory_touch", "memory_forget", "memory_refused")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    index: int
+    path: Path
+    manifest: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return f"{self.path.name} (seed {self.manifest.get('seed')})"
+
+
+@dataclass
+class RunData:
+    """Everything a report needs, one tidy frame per record family."""
+
+    runs: list[RunInfo]
+    tasks: pd.DataFrame  # one row per (run, arm, task_id)
+    calls: pd.DataFrame  # one row per model call
+    injections: pd.DataFrame  # one row per injection
+    probes: pd.DataFrame  # one row per probe
+    memory: pd.DataFrame  # one row per memory_write/touch/forget/refused
+    task_specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> task dict
+    arm_configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # arm -> describe()
+
+    @property
+    def arms(self) -> list[str]:
+        return list(dict.fromkeys(self.tasks["arm"]))
+
+
+def _read_manifest(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "manifest.json"
+    if not run_dir.is_dir():
+        raise ReportInputError(f"{run_dir}: not a run folder")
+    if not path.is_file():
+        raise ReportInputError(f"{path}: missing (not a run folder?)")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ReportInputError(f"{path}: invalid JSON: {error}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != 1:
+        raise ReportInputError(f"{path}: format: expected 1, got {manifest.get('format')!r}")
+    return manifest
+
+
+def read_log_file(path: Path) -> list[dict[str, Any]]:
+    """The records of one finished pair, validated; raises on the first bad line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ReportInputError(f"{path}: invalid UTF-8: {error}") from None
+    if not text:
+        raise ReportInputError(f"{path}: empty log")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    else:
+        raise ReportInputError(f"{path}:{len(lines)}: truncated record (no newline at end of file)")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ReportInputError(f"{path}:{number}: corrupt record: {error.msg}") from None
+        if not isinstance(record, dict):
+            raise ReportInputError(f"{path}:{number}: record is not a JSON object")
+        kind = record.get("type")
+        for name in (*BASE_FIELDS, *REQUIRED_FIELDS.get(kind, ())):
+            if name not in record:
+                raise ReportInputError(f"{path}:{number}: {name}: missing in {kind or 'record'} record")
+        if record["seq"] != number - 1:
+            raise ReportInputError(f"{path}:{number}: seq: expected {number - 1}, got {record['seq']!r}")
+        records.append(record)
+    if records[0]["type"] != "task_start":
+        raise ReportInputError(f"{path}:1: type: first record must be task_start, got {records[0]['type']!r}")
+    if records[-1]["type"] != "task_end":
+        raise ReportInputError(f"{path}:{len(records)}: unfinished pair: last record is not task_end")
+    task = records[0]["task"]
+    for name in TASK_FIELDS:
+        if not isinstance(task, dict) or name not in task:
+            raise ReportInputError(f"{path}:1: task.{name}: missing in task_start")
+    return records
+
+
+def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    context = {"run": run, "group": task["group"], "category": task["category"]}
+    rows: dict[str, list[dict[str, Any]]] = {"calls": [], "injections": [], "probes": [], "memory": []}
+    for record in records:
+        kind = record["type"]
+        base = {**context, "arm": record["arm"], "task_id": record["task_id"], "sim_time": record["sim_time"]}
+        if kind == "model_call":
+            rows["calls"].append(
+                {
+                    **base,
+                    **{k: record[k] for k in REQUIRED_FIELDS[kind]},
+                    "cached": bool(record.get("cached", False)),
+                    "wall_ms": record.get("wall_ms"),
+                }
+            )
+        elif kind == "injection":
+            rows["injections"].append(
+                {
+                    **base,
+                    "session_index": record["session_index"],
+                    "turn_index": record["turn_index"],
+                    "block": record["block"],
+                    "tokens": record["tokens"],
+                    "budget_tokens": record.get("budget_tokens"),
+                    "item_ids": tuple(item["id"] for item in record["items"]),
+                }
+            )
+        elif kind == "probe":
+            rows["probes"].append(
+                {
+                    **base,
+                    "lang": task.get("lang", "en"),
+                    "session_index": record["session_index"],
+                    "turn_index": record["turn_index"],
+                    "expect": tuple(record["expect"]),
+                    "stale": tuple(record["stale"]),
+                    "poison": tuple(record["poison"]),
+                    "abstain": bool(record["abstain"]),
+                    "answer": record["answer"],
+                    "classification": record["classification"],
+                    "fact_changed_at": record.get("fact_changed_at"),
+                }
+            )
+        elif kind in MEMORY_TYPES:
+            rows["memory"].append(
+                {
+                    **base,
+                    "event": kind.removeprefix("memory_"),
+                    "item_id": record.get("item_id"),
+                    "content": record.get("content"),
+                    "key": record.get("key"),
+                    "source": record.get("source"),
+                    "ttl": record.get("ttl"),
+                    "pinned": record.get("pinned"),
+                    "curve": record.get("curve"),
+                    "strength": record.get("strength"),
+                    "reason": record.get("reason"),
+                    "expires_at": record.get("expires_at"),
+                }
+            )
+    return rows
+
+
+COLUMNS = {
+    "calls": ["run", "group", "category", "arm", "task_id", "sim_time", *REQUIRED_FIELDS["model_call"]],
+    "injections": ["run", "group", "category", "arm", "task_id", "sim_time", "tokens", "block", "item_ids"],
+    "probes": ["run", "group", "category", "arm", "task_id", "sim_time", "classification", "fact_changed_at"],
+    "memory": ["run", "group", "category", "arm", "task_id", "sim_time", "event", "item_id", "reason"],
+}
+
+
+def _frame(rows: list[dict[str, Any]], family: str) -> pd.DataFrame:
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=COLUMNS[family])
+
+
+def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
+    """Load one or more run folders of the same design (same task set and arms) into one RunData."""
+    if not run_dirs:
+        raise ReportInputError("no run folder given")
+    runs = [RunInfo(i, Path(d), _read_manifest(Path(d))) for i, d in enumerate(run_dirs)]
+    first = runs[0]
+    for run in runs[1:]:
+        if run.manifest.get("tasks", {}).get("content_hash") != first.manifest.get("tasks", {}).get(
+            "content_hash"
+        ):
+            raise ReportInputError(f"{run.path}/manifest.json: tasks.content_hash: differs from {first.path}")
+        if set(run.manifest.get("arms", {})) != set(first.manifest.get("arms", {})):
+            raise ReportInputError(f"{run.path}/manifest.json: arms: differ from {first.path}")
+    families: dict[str, list[dict[str, Any]]] = {"calls": [], "injections": [], "probes": [], "memory": []}
+    task_rows: list[dict[str, Any]] = []
+    task_specs: dict[str, dict[str, Any]] = {}
+    arm_configs: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        logs = run.path / "logs"
+        arm_names = list(run.manifest.get("arms", {})) or sorted(p.name for p in logs.glob("*") if p.is_dir())
+        task_sets: dict[str, set[str]] = {}
+        for arm in arm_names:
+            files = sorted((logs / arm).glob("*.jsonl"))
+            if not files:
+                raise ReportInputError(f"{logs / arm}: no session logs for arm {arm!r}")
+            arm_configs.setdefault(arm, run.manifest.get("arms", {}).get(arm, {}))
+            for path in files:
+                records = read_log_file(path)
+                start, end = records[0], records[-1]
+                task = start["task"]
+                task_specs.setdefault(task["id"], task)
+                task_sets.setdefault(arm, set()).add(task["id"])
+                for family, rows in _rows(records, run.index, task).items():
+                    families[family].extend(rows)
+                task_rows.append(
+                    {
+                        "run": run.index,
+                        "arm": arm,
+                        "task_id": task["id"],
+                        "group": task["group"],
+                        "category": task["category"],
+                        "lang": task.get("lang", "en"),
+                        "seed": start.get("seed"),
+                        "model_calls": end["model_calls"],
+                        "probes": end["probes"],
+                        "wall_seconds": end.get("wall_seconds"),
+                        "horizon": max(r["sim_time"] for r in records),
+                        "file": str(path),
+                    }
+                )
+        reference_arm = arm_names[0]
+        for arm, ids in task_sets.items():
+            if ids != task_sets[reference_arm]:
+                missing = sorted(task_sets[reference_arm] ^ ids)[:3]
+                raise ReportInputError(
+                    f"{logs / arm}: task set differs from arm {reference_arm!r} (e.g. {missing})"
+                )
+    return RunData(
+        runs=runs,
+        tasks=pd.DataFrame(task_rows),
+        calls=_frame(families["calls"], "calls"),
+        injections=_frame(families["injections"], "injections"),
+        probes=_frame(families["probes"], "probes"),
+        memory=_frame(families["memory"], "memory"),
+        task_specs=task_specs,
+        arm_configs=arm_configs,
+    )

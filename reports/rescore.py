@@ -1,0 +1,78 @@
+"""`amnesia-bench rescore RUN`: re-classify every probe from its logged answer with the current
+`runners.scoring.classify`, without re-running anything.
+
+The original run is never modified. The result is a complete run folder (default `RUN/rescored/`): the
+manifest plus `rescored_from`, and every log copied line for line, except that a probe whose
+classification changed gets the new `classification` and `matched` and keeps the old one as
+`original_classification`. `amnesia-bench report RUN/rescored` then reports on the new scores. The folder
+is staged and renamed into place (never half-written).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from reports.errors import ReportInputError
+from reports.logread import load_runs
+from runners.scoring import classify
+from runners.taskmodel import ProbeSpec
+
+
+@dataclass(frozen=True)
+class RescoreResult:
+    probes: int
+    changed: int
+    out: Path
+
+
+def _rescore_line(line: str) -> tuple[str, bool, bool]:
+    """(new line, is a probe, changed)."""
+    record = json.loads(line)
+    if record.get("type") != "probe":
+        return line, False, False
+    probe = ProbeSpec(
+        tuple(record["expect"]), tuple(record["stale"]), tuple(record["poison"]), record["abstain"]
+    )
+    classification, matched = classify(record["answer"], probe)
+    if classification == record["classification"] and matched == record.get("matched"):
+        return line, True, False
+    record.setdefault("original_classification", record["classification"])
+    record["classification"], record["matched"] = classification, matched
+    return json.dumps(record, ensure_ascii=False), True, classification != record["original_classification"]
+
+
+def rescore_run(run: Path, out: Path | None = None) -> RescoreResult:
+    run = Path(run)
+    data = load_runs([run])  # strict validation first: never rescore a truncated or corrupt run
+    target = Path(out) if out is not None else run / "rescored"
+    if target.resolve() == run.resolve():
+        raise ReportInputError(f"{target}: --out must differ from the run folder (originals are kept)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".rescore-", dir=target.parent))
+    probes = changed = 0
+    try:
+        manifest = {**data.runs[0].manifest, "rescored_from": str(run)}
+        (staging / "manifest.json").write_text(
+            json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8"
+        )
+        for path in sorted(data.tasks["file"]):
+            relative = Path(path).relative_to(run)
+            lines = []
+            for line in Path(path).read_text(encoding="utf-8").splitlines():
+                new, is_probe, did_change = _rescore_line(line)
+                probes += is_probe
+                changed += did_change
+                lines.append(new)
+            (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+            (staging / relative).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return RescoreResult(probes, changed, target)

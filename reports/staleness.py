@@ -1,0 +1,96 @@
+"""When is a probe's stale value out of date? Model-independent: decided from the task spec alone.
+
+A task's *stale values* are the union of its probes' `stale` lists. For a value V the related statements are
+the task's remember specs that assert V or one of its rivals (the `expect` values of the probes listing V as
+stale) or share a `key` with a statement asserting V, and forget specs on such a key or whose query matches a
+statement asserting V. V is **out of date at time t** once it has been asserted at or before t and the latest
+related statement at or before t is a forget, does not assert V, or asserts V with a ttl that has run out.
+Statements are timed at their session's `at`. Assertion uses `runners.scoring.asserted_values`, so "no longer
+lapsang" does not assert lapsang.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from runners.scoring import asserted_values
+
+
+@dataclass(frozen=True)
+class Statement:
+    at: float
+    order: int
+    content: str  # remember content, or a forget's query
+    key: str | None
+    ttl: float | None
+    is_forget: bool = False
+
+
+@dataclass(frozen=True)
+class StaleValue:
+    value: str
+    statements: tuple[Statement, ...]  # related statements in time order
+    asserts: tuple[bool, ...]  # whether each related statement asserts the value
+
+    def out_of_date(self, t: float) -> bool:
+        past = [i for i, s in enumerate(self.statements) if s.at <= t]
+        if not any(self.asserts[i] for i in past):
+            return False
+        latest = self.statements[past[-1]]
+        if not self.asserts[past[-1]]:
+            return True
+        return latest.at + (math.inf if latest.ttl is None else latest.ttl) <= t
+
+
+def _statements(task: dict[str, Any]) -> list[Statement]:
+    found: list[Statement] = []
+    for session in task.get("sessions", ()):
+        for turn in session.get("turns", ()):
+            for spec in turn.get("forget") or ():
+                found.append(
+                    Statement(session["at"], len(found), spec.get("query") or "", spec.get("key"), None, True)
+                )
+            for spec in turn.get("remember") or ():
+                found.append(
+                    Statement(session["at"], len(found), spec["content"], spec.get("key"), spec.get("ttl"))
+                )
+    return found
+
+
+def _asserts(statement: Statement, values: list[str]) -> bool:
+    return not statement.is_forget and bool(asserted_values(statement.content, values))
+
+
+def stale_values(task: dict[str, Any]) -> list[StaleValue]:
+    """Every stale value of the task's probes with the statements that decide when it is out of date."""
+    probes = [t["probe"] for s in task.get("sessions", ()) for t in s.get("turns", ()) if t.get("probe")]
+    statements = _statements(task)
+    result = []
+    for value in dict.fromkeys(v for probe in probes for v in probe.get("stale", ())):
+        rivals = [v for probe in probes if value in probe.get("stale", ()) for v in probe.get("expect", ())]
+        asserting = [s for s in statements if _asserts(s, [value])]
+        keys = {s.key for s in asserting if s.key}
+
+        def related(s: Statement, asserting=asserting, keys=keys, rivals=rivals, value=value) -> bool:
+            if s.key is not None and s.key in keys:
+                return True
+            if s.is_forget:
+                return bool(s.content) and any(
+                    s.content.casefold() in a.content.casefold() for a in asserting
+                )
+            return _asserts(s, [value, *rivals])
+
+        chosen = tuple(s for s in statements if related(s))
+        chosen = tuple(sorted(chosen, key=lambda s: (s.at, s.order)))
+        result.append(StaleValue(value, chosen, tuple(_asserts(s, [value]) for s in chosen)))
+    return result
+
+
+def out_of_date_values(text: str, values: list[StaleValue], t: float) -> list[str]:
+    """The stale values that `text` asserts while they are out of date at time t."""
+    if not text or not values:
+        return []
+    asserted = asserted_values(text, [v.value for v in values])
+    return [v.value for v in values if v.value in asserted and v.out_of_date(t)]

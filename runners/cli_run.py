@@ -1,0 +1,112 @@
+"""`amnesia-bench run`: replay task sets against arms, then (by default) build the report.
+
+Bad input (task set, arm config, `--set`, model spec, incompatible `--resume`) is one line on stderr,
+exit 2, and nothing is written."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from amnesia.errors import AmnesiaError
+from runners.armconfig import ArmConfigError, resolve_arm_specs
+from runners.models import ModelSpecError
+from runners.runner import RunError, RunOptions, run
+from runners.taskload import TaskSetError
+
+GROUP_NAMES = ("helpful", "harmful", "mixed")
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+def _parse_groups(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    groups = tuple(part.strip() for part in value.split(",") if part.strip())
+    unknown = [g for g in groups if g not in GROUP_NAMES]
+    if unknown:
+        raise _fail(f"--group: unknown group {unknown[0]!r}; choose from {', '.join(GROUP_NAMES)}")
+    return groups
+
+
+def _build_report(run_dir: Path) -> None:
+    """Run the report step when the reports package provides it (it is optional for the runner)."""
+    if importlib.util.find_spec("reports.build") is None:
+        typer.echo("report step skipped: reports.build is not available", err=True)
+        return
+    from reports.build import build_report
+
+    from reports.errors import ReportInputError
+
+    try:
+        target = build_report(run_dir)
+    except ReportInputError as error:
+        raise _fail(str(error)) from None
+    typer.echo(f"report written to {target}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run_command(
+        tasks: Annotated[Path, typer.Option(help="Task file or folder.")] = Path("tasks"),
+        arms: Annotated[
+            str, typer.Option(help="Comma-separated arm names.")
+        ] = "no-memory,full-memory,amnesia",
+        model: Annotated[
+            str, typer.Option(help="scripted[:first|last|newest|uniform], openai:<m>, gguf:<m>.")
+        ] = ("scripted"),
+        seed: Annotated[int, typer.Option(help="Run seed; each (arm, task) stream derives from it.")] = 0,
+        out: Annotated[Path, typer.Option(help="Run folder.")] = Path("runs/default"),
+        budget: Annotated[int, typer.Option(help="Token budget of the injected memory block.")] = 2000,
+        workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+        limit: Annotated[int | None, typer.Option(help="Only the first N tasks (after --group).")] = None,
+        group: Annotated[str | None, typer.Option(help="Only these groups (comma-separated).")] = None,
+        resume: Annotated[
+            bool, typer.Option(help="Skip finished (arm, task) pairs; redo unfinished ones.")
+        ] = False,
+        arm_config: Annotated[Path | None, typer.Option(help="YAML: arm name -> {base, options}.")] = None,
+        set_: Annotated[
+            list[str] | None, typer.Option("--set", help="arm.option=value (repeatable).")
+        ] = None,
+        report: Annotated[bool, typer.Option(help="Build the report after the run.")] = True,
+        progress: Annotated[bool, typer.Option(help="Progress bar on stderr.")] = True,
+    ) -> None:
+        """Replay every task on every arm on a simulated clock; logs go to OUT/logs, the manifest to OUT."""
+        try:
+            specs = resolve_arm_specs(
+                [a.strip() for a in arms.split(",") if a.strip()], arm_config, set_ or []
+            )
+            options = RunOptions(
+                tasks=tasks,
+                arms=specs,
+                model=model,
+                seed=seed,
+                out=out,
+                budget_tokens=budget,
+                workers=workers,
+                limit=limit,
+                groups=_parse_groups(group),
+                resume=resume,
+                progress=progress,
+                argv=sys.argv[1:],
+            )
+            summary = run(options)
+        except TaskSetError as error:
+            for problem in error.errors or [error]:
+                typer.echo(f"error: {problem}", err=True)
+            raise typer.Exit(code=2) from None
+        except (ArmConfigError, RunError, ModelSpecError, AmnesiaError) as error:
+            raise _fail(str(error)) from None
+        typer.echo(
+            f"{summary.pairs} pairs run, {summary.skipped} skipped, {summary.model_calls} model calls, "
+            f"{summary.probes} probes in {summary.seconds:.1f}s -> {summary.out}"
+        )
+        if report:
+            _build_report(out)

@@ -1,0 +1,57 @@
+"""`amnesia-bench validate` and `amnesia-bench generate`: the task-set commands."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from runners.taskgen import generate, write_generated
+from runners.taskload import GROUPS, read_task_set
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+def validate(
+    path: Annotated[Path, typer.Argument(help="A task file or a folder (searched recursively).")],
+) -> None:
+    """Check a task set; print every problem as file:line: field: problem (exit 2 if any)."""
+    tasks, errors = read_task_set(path)
+    if errors:
+        for error in errors:
+            typer.echo(f"error: {error}", err=True)
+        typer.echo(f"{len(errors)} error(s) in {path}", err=True)
+        raise typer.Exit(code=2)
+    counts = Counter(task.group for task in tasks)
+    by_group = ", ".join(f"{group}: {counts.get(group, 0)}" for group in GROUPS)
+    typer.echo(f"{sum(counts.values())} tasks OK ({by_group})")
+
+
+def generate_command(
+    group: Annotated[str, typer.Option("--group", help="helpful, harmful, mixed, or all (n per group).")],
+    n: Annotated[int, typer.Option("--n", help="Tasks to generate per group.")],
+    out: Annotated[Path, typer.Option("--out", help="Output folder (must not exist or be empty).")],
+    seed: Annotated[int, typer.Option("--seed", help="Same seed, same tasks.")] = 0,
+) -> None:
+    """Write seeded procedural tasks of every category, plus MANIFEST.json with a content hash."""
+    if group != "all" and group not in GROUPS:
+        raise _fail(f"--group: expected one of {'|'.join(GROUPS)}|all, got {group!r}")
+    if n < 1:
+        raise _fail(f"--n: expected a positive number of tasks, got {n}")
+    groups = list(GROUPS) if group == "all" else [group]
+    tasks = [task for name in groups for task in generate(name, n, seed)]
+    try:
+        manifest = write_generated(tasks, out, meta={"seed": seed, "groups": groups, "n_per_group": n})
+    except (FileExistsError, OSError) as exc:
+        raise _fail(f"--out: {exc}") from None
+    typer.echo(f"{len(tasks)} tasks written to {out} ({manifest.name} records the content hash)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)
+    app.command("generate")(generate_command)

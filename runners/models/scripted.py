@@ -1,0 +1,104 @@
+"""The scripted model: a deterministic stand-in for an LLM that reads only its prompt.
+
+For a probe it looks for the probe's candidate values (`request.candidates`, its script) in every message
+except the last user message (the question itself), using the scorer's matching rules (whole-word Latin,
+substring CJK, negated mentions do not count). It answers with exactly one value present, chosen by a
+strategy:
+
+- `uniform` (default): a seeded uniform choice among the distinct values present (a model confused by
+  conflicting context); the seed is the request's per-call seed, so the choice never depends on run order;
+- `first` / `last`: the value mentioned earliest / latest in the prompt;
+- `newest`: trusts the most recently written memory — the value on the memory line with the smallest
+  `written <duration> ago`; when no candidate sits on a dated line, the value mentioned latest in the prompt.
+
+When no candidate is present it abstains ("I don't know."). Non-probe turns get a short acknowledgement.
+Token counts use `amnesia.tokens.count_tokens` over the message contents (no per-message overhead).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from amnesia.durations import parse_duration
+from amnesia.tokens import count_tokens
+from runners.models.base import Message, ModelRequest, ModelResponse
+from runners.scoring import find_mentions
+
+Strategy = Literal["uniform", "first", "last", "newest"]
+STRATEGIES: tuple[Strategy, ...] = ("uniform", "first", "last", "newest")
+ABSTAIN_TEXT = "I don't know."
+ACK_TEXT = "OK, noted."
+_WRITTEN_AGO = re.compile(r"written (\d[0-9wdhms]*) ago")
+
+
+@dataclass(frozen=True)
+class _Occurrence:
+    value: str
+    position: int  # offset in the concatenated prompt text
+    age: float | None  # seconds since the memory line was written, when the mention sits on a dated line
+
+
+def _context_text(messages: list[Message]) -> str:
+    """All message contents except the last user message, joined in prompt order."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return "\n".join(str(m.get("content") or "") for i, m in enumerate(messages) if i != last_user)
+
+
+def _line_age(text: str, position: int) -> float | None:
+    line_start = text.rfind("\n", 0, position) + 1
+    line_end = text.find("\n", position)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    match = _WRITTEN_AGO.search(line)
+    return parse_duration(match.group(1), field="written ago") if match else None
+
+
+def _occurrences(text: str, candidates: tuple[str, ...]) -> list[_Occurrence]:
+    return [
+        _Occurrence(m.value, m.start, _line_age(text, m.start))
+        for m in find_mentions(text, candidates)
+        if not m.negated
+    ]
+
+
+def choose(strategy: Strategy, occurrences: list[_Occurrence], candidates: tuple[str, ...], seed: int) -> str:
+    """The value to answer with; `occurrences` is non-empty and in prompt order."""
+    if strategy == "first":
+        return occurrences[0].value
+    if strategy == "last":
+        return occurrences[-1].value
+    if strategy == "newest":
+        dated = [o for o in occurrences if o.age is not None]
+        if not dated:
+            return occurrences[-1].value
+        return min(dated, key=lambda o: (o.age, -o.position)).value
+    present = {o.value for o in occurrences}
+    return random.Random(seed).choice([c for c in candidates if c in present])
+
+
+class ScriptedModel:
+    def __init__(self, strategy: str = "uniform") -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(
+                f"model: unknown scripted strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}"
+            )
+        self.strategy: Strategy = strategy  # type: ignore[assignment]
+        self.name = "scripted" if strategy == "uniform" else f"scripted:{strategy}"
+
+    def describe(self) -> dict:
+        return {"adapter": "scripted", "name": self.name, "strategy": self.strategy}
+
+    def answer(self, request: ModelRequest) -> str:
+        if not request.is_probe:
+            return ACK_TEXT
+        occurrences = _occurrences(_context_text(request.messages), request.candidates)
+        if not occurrences:
+            return ABSTAIN_TEXT
+        return choose(self.strategy, occurrences, request.candidates, request.seed)
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        text = self.answer(request)
+        prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in request.messages)
+        return ModelResponse(text=text, prompt_tokens=prompt_tokens, completion_tokens=count_tokens(text))

@@ -1,0 +1,210 @@
+"""Replay one task on one arm: a fresh arm, a simulated clock from 0, sessions at their offsets, one model
+call per user turn, every model-visible byte logged (record layout: docs/ARCHITECTURE.md, "Session logs").
+
+Seeds: the pair seed comes from (run seed, task id) through a stable hash, and each call's seed from (pair
+seed, call index), so no result depends on run order or on the number of workers. The arm is deliberately left
+out: every arm meets the same model randomness on a task (common random numbers), so paired differences
+between arms measure memory alone and B equals C whenever nothing expires.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from amnesia.clock import SimulatedClock
+from arms.base import ArmContext, MemoryContext, SessionInfo
+from runners.armconfig import ArmSpec
+from runners.logwriter import LogWriter
+from runners.models.base import Message, Model, ModelRequest
+from runners.scoring import asserted_values, classify
+from runners.taskmodel import ProbeSpec, Task
+
+SYSTEM_TEXT = (
+    "You are a helpful assistant. Answer briefly. When a memory block is present, it lists what you remember "
+    "from earlier sessions, with how long ago each item was written. If you do not know the answer, say "
+    '"I don\'t know."'
+)
+
+
+def derive_seed(*parts: object) -> int:
+    """A stable 63-bit seed from its parts (never Python's salted hash())."""
+    digest = hashlib.sha256("\x1f".join(str(part) for part in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def build_messages(block: str, history: list[Message], user_text: str) -> list[Message]:
+    """The prompt layout, identical for every arm: system (+ memory block), history, user text."""
+    system = SYSTEM_TEXT + ("\n\n" + block if block else "")
+    return [{"role": "system", "content": system}, *history, {"role": "user", "content": user_text}]
+
+
+def task_to_dict(task: Task) -> dict[str, Any]:
+    return dataclasses.asdict(task)
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """Everything a worker needs to replay one (arm, task) pair."""
+
+    arm: ArmSpec
+    task: Task
+    seed: int
+    log_path: Path
+    workdir: Path
+    budget_tokens: int
+
+
+class _FactTimes:
+    """When each probe value was last written into memory, for the probe record's `fact_changed_at`."""
+
+    def __init__(self) -> None:
+        self._written_at: dict[str, float] = {}
+        self._values: tuple[str, ...] = ()
+
+    def watch(self, task: Task) -> None:
+        self._values = tuple({v: None for p in task.probes for v in p.expect})
+
+    def record(self, content: str, now: float) -> None:
+        for value in asserted_values(content, self._values):
+            self._written_at[value] = now
+
+    def changed_at(self, probe: ProbeSpec) -> float | None:
+        times = [self._written_at[v] for v in probe.expect if v in self._written_at]
+        return max(times) if times else None
+
+
+def replay_pair(job: PairJob, model: Model) -> None:
+    """Replay one pair into its log file (truncated first); its last record is `task_end` iff it completed."""
+    started = time.perf_counter()
+    task = job.task
+    if job.workdir.exists():
+        shutil.rmtree(job.workdir)
+    job.workdir.mkdir(parents=True)
+    clock = SimulatedClock(0.0)
+    arm = job.arm.build()
+    fact_times = _FactTimes()
+    fact_times.watch(task)
+    with LogWriter(job.log_path, arm=job.arm.name, task_id=task.id, clock=clock) as log:
+        ctx = ArmContext(
+            task_id=task.id,
+            seed=job.seed,
+            clock=clock,
+            log=log.write,
+            workdir=job.workdir,
+            budget_tokens=job.budget_tokens,
+            model=model,
+        )
+        log.write(
+            "task_start",
+            {
+                "task": task_to_dict(task),
+                "arm_config": arm.describe(),
+                "seed": job.seed,
+                "budget_tokens": job.budget_tokens,
+                "model": model.describe(),
+            },
+        )
+        arm.start_task(ctx)
+        probes = calls = 0
+        for session_index, session in enumerate(task.sessions):
+            clock.set(max(session.at, clock.now()))
+            arm.advance_clock(clock.now())
+            info = SessionInfo(session_index, f"s{session_index}", session.agent, session.at)
+            log.write(
+                "session_start",
+                {
+                    "session_index": session_index,
+                    "session_id": info.session_id,
+                    "agent": session.agent,
+                    "at": session.at,
+                },
+            )
+            arm.start_session(info)
+            history: list[Message] = []
+            for turn_index, turn in enumerate(session.turns):
+                where = {"session_index": session_index, "turn_index": turn_index}
+                log.write("turn", {**where, "user": turn.user})
+                arm.observe_user_turn(turn.user)
+                for forget in turn.forget:
+                    arm.forget(forget)
+                for remember in turn.remember:
+                    arm.remember(remember)
+                    fact_times.record(remember.content, clock.now())
+                context = arm.memory_context(turn.user, list(history))
+                _log_injection(log, where, context, job.budget_tokens)
+                messages = build_messages(
+                    context.block, history if context.history is None else context.history, turn.user
+                )
+                request = ModelRequest(
+                    messages=messages,
+                    candidates=turn.probe.candidates if turn.probe else (),
+                    is_probe=turn.probe is not None,
+                    seed=derive_seed(job.seed, calls),
+                )
+                call_started = time.perf_counter()
+                response = model.complete(request)
+                log.write(
+                    "model_call",
+                    {
+                        **where,
+                        "call_index": calls,
+                        "messages": messages,
+                        "response": response.text,
+                        "prompt_tokens": response.prompt_tokens,
+                        "completion_tokens": response.completion_tokens,
+                        "model": model.name,
+                        "cached": response.cached,
+                        "tool_calls": list(response.tool_calls),
+                        "wall_ms": (time.perf_counter() - call_started) * 1000.0,
+                    },
+                )
+                calls += 1
+                if turn.probe is not None:
+                    probes += 1
+                    classification, matched = classify(response.text, turn.probe)
+                    log.write(
+                        "probe",
+                        {
+                            **where,
+                            "expect": list(turn.probe.expect),
+                            "stale": list(turn.probe.stale),
+                            "poison": list(turn.probe.poison),
+                            "abstain": turn.probe.abstain,
+                            "answer": response.text,
+                            "classification": classification,
+                            "matched": matched,
+                            "fact_changed_at": fact_times.changed_at(turn.probe),
+                        },
+                    )
+                arm.observe_answer(turn.user, response.text, context)
+                history.append({"role": "user", "content": turn.user})
+                history.append({"role": "assistant", "content": response.text})
+            arm.end_session(info)
+            log.write("session_end", {"session_index": session_index, "session_id": info.session_id})
+        arm.end_task()
+        log.write(
+            "task_end",
+            {"probes": probes, "model_calls": calls, "wall_seconds": time.perf_counter() - started},
+        )
+    if not any(job.workdir.iterdir()):
+        job.workdir.rmdir()
+
+
+def _log_injection(log: LogWriter, where: dict[str, int], context: MemoryContext, budget: int) -> None:
+    log.write(
+        "injection",
+        {
+            **where,
+            "block": context.block,
+            "tokens": context.tokens,
+            "budget_tokens": budget,
+            "items": context.items,
+            "details": context.details,
+        },
+    )

@@ -1,0 +1,227 @@
+"""The replay runner: every (arm, task) pair of a run, in one process or in a pool of spawned workers, into a
+run folder (`manifest.json`, `logs/<arm>/<task>.jsonl`, `work/` scratch space).
+
+Resume: a pair is finished iff its log ends with `task_end`; `resume=True` skips finished pairs and replays
+the others from scratch. Logs are identical whatever the number of workers, apart from `wall*` fields.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+import arms  # noqa: F401  (registers every arm, also in spawned workers)
+from runners.armconfig import ArmSpec
+from runners.logwriter import is_finished, log_filename
+from runners.models import resolve_model
+from runners.models.base import Model
+from runners.replay import PairJob, derive_seed, replay_pair
+from runners.taskload import load_tasks, task_set_hash
+from runners.taskmodel import Task
+
+MANIFEST_FORMAT = 1
+# Manifest fields that must match for --resume to continue a run rather than mix two different runs.
+_RESUME_KEYS = ("seed", "model", "arms", "budget_tokens", "tasks", "groups", "limit")
+_BATCH_PAIRS = 16  # pairs per worker job: amortises inter-process overhead, keeps progress smooth
+
+
+class RunError(ValueError):
+    """A run cannot start (bad input, incompatible resume); one line."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    tasks: Path
+    arms: list[ArmSpec]
+    model: str = "scripted"
+    seed: int = 0
+    out: Path = Path("runs/default")
+    budget_tokens: int = 2000
+    workers: int = 1
+    limit: int | None = None
+    groups: tuple[str, ...] = ()
+    resume: bool = False
+    progress: bool = True
+    argv: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    out: Path
+    pairs: int
+    skipped: int
+    model_calls: int
+    probes: int
+    seconds: float
+
+
+def select_tasks(tasks: list[Task], groups: tuple[str, ...], limit: int | None) -> list[Task]:
+    chosen = [t for t in tasks if not groups or t.group in groups]
+    return chosen[:limit] if limit is not None else chosen
+
+
+def _git_commit() -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if result.returncode != 0:
+        return None
+    return result.stdout.strip() or None
+
+
+def _package_version() -> str | None:
+    try:
+        return metadata.version("dsh-memory-forget")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def build_manifest(options: RunOptions, model: Model, tasks: list[Task]) -> dict[str, Any]:
+    content_hash, files = task_set_hash(options.tasks)
+    return {
+        "format": MANIFEST_FORMAT,
+        "package_version": _package_version(),
+        "git_commit": _git_commit(),
+        "created_wall": time.time(),
+        "seed": options.seed,
+        "model": model.describe(),
+        "arms": {spec.name: spec.build().describe() for spec in options.arms},
+        "budget_tokens": options.budget_tokens,
+        "tasks": {
+            "root": str(options.tasks),
+            "count": len(tasks),
+            "content_hash": content_hash,
+            "files": files,
+        },
+        "groups": sorted({t.group for t in tasks}),
+        "limit": options.limit,
+        "argv": options.argv,
+    }
+
+
+def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _check_resumable(path: Path, manifest: dict[str, Any]) -> None:
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RunError(f"{path}: cannot resume: unreadable manifest ({exc})") from None
+    for key in _RESUME_KEYS:
+        if previous.get(key) != manifest.get(key):
+            raise RunError(f"{path}: cannot resume: {key} differs from the original run (use a new --out)")
+
+
+def _jobs(options: RunOptions, tasks: list[Task]) -> list[PairJob]:
+    jobs = []
+    for spec in options.arms:
+        for task in tasks:
+            jobs.append(
+                PairJob(
+                    arm=spec,
+                    task=task,
+                    seed=derive_seed(options.seed, task.id),
+                    log_path=options.out / "logs" / spec.name / log_filename(task.id),
+                    workdir=options.out / "work" / spec.name / log_filename(task.id).removesuffix(".jsonl"),
+                    budget_tokens=options.budget_tokens,
+                )
+            )
+    return jobs
+
+
+_WORKER_MODELS: dict[str, Model] = {}
+
+
+def _run_batch(model_spec: str, batch: list[PairJob]) -> tuple[int, int]:
+    """Worker entry point: replay a batch; returns (model calls, probes)."""
+    model = _WORKER_MODELS.get(model_spec)
+    if model is None:
+        model = _WORKER_MODELS[model_spec] = resolve_model(model_spec)
+    return _replay_all(model, batch)
+
+
+def _replay_all(model: Model, batch: list[PairJob]) -> tuple[int, int]:
+    calls = probes = 0
+    for job in batch:
+        replay_pair(job, model)
+        calls += sum(len(s.turns) for s in job.task.sessions)
+        probes += len(job.task.probes)
+    return calls, probes
+
+
+def _batches(jobs: list[PairJob], size: int) -> Iterator[list[PairJob]]:
+    for start in range(0, len(jobs), size):
+        yield jobs[start : start + size]
+
+
+def run(options: RunOptions) -> RunSummary:
+    """Run (or resume) a benchmark into `options.out`."""
+    started = time.perf_counter()
+    if options.workers < 1:
+        raise RunError(f"--workers: expected at least 1, got {options.workers}")
+    if options.limit is not None and options.limit < 0:
+        raise RunError(f"--limit: expected a non-negative number, got {options.limit}")
+    if options.budget_tokens < 0:
+        raise RunError(f"--budget: expected a non-negative number of tokens, got {options.budget_tokens}")
+    model = resolve_model(options.model)
+    tasks = select_tasks(load_tasks(options.tasks), options.groups, options.limit)
+    manifest = build_manifest(options, model, tasks)
+    options.out.mkdir(parents=True, exist_ok=True)
+    manifest_path = options.out / "manifest.json"
+    if options.resume and manifest_path.exists():
+        _check_resumable(manifest_path, manifest)
+    else:
+        _write_json_atomically(manifest_path, manifest)
+    jobs = _jobs(options, tasks)
+    pending = [job for job in jobs if not (options.resume and is_finished(job.log_path))]
+    calls = probes = 0
+    with tqdm(
+        total=len(pending), desc="pairs", unit="pair", file=sys.stderr, disable=not options.progress
+    ) as bar:
+        if options.workers == 1:
+            for batch in _batches(pending, 1):
+                c, p = _replay_all(model, batch)
+                calls, probes = calls + c, probes + p
+                bar.update(len(batch))
+        else:
+            context = multiprocessing.get_context("spawn")
+            with concurrent.futures.ProcessPoolExecutor(options.workers, mp_context=context) as pool:
+                futures = {
+                    pool.submit(_run_batch, options.model, batch): len(batch)
+                    for batch in _batches(pending, _BATCH_PAIRS)
+                }
+                for future in concurrent.futures.as_completed(futures):
+                    c, p = future.result()
+                    calls, probes = calls + c, probes + p
+                    bar.update(futures[future])
+    return RunSummary(
+        out=options.out,
+        pairs=len(pending),
+        skipped=len(jobs) - len(pending),
+        model_calls=calls,
+        probes=probes,
+        seconds=time.perf_counter() - started,
+    )

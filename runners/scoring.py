@@ -1,0 +1,128 @@
+"""Probe scoring: every answer is exactly one of `correct`, `stale`, `poisoned`, `abstained`, `wrong`.
+
+Matching rules (shared with the scripted model, which looks for candidates the same way):
+- case-insensitive; whole-word for Latin values, substring for values containing CJK;
+- a longer candidate wins over a shorter one it overlaps ("milk oolong" is not also "oolong");
+- negation-aware: a mention preceded in its clause by a negation or a "used to be" cue ("no longer X",
+  "not X", "instead of X", "switched from X", "不是X", "不再是X", "已经不是X", "以前是X") is not an
+  assertion of X.
+
+Precedence when several values are asserted: poison > stale > expect. An answer that mixes the current
+value with a stale or poisoned one has been misled, so it does not count as correct.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from amnesia.tokens import has_cjk
+from runners.taskmodel import Classification, ProbeSpec
+
+# A clause ends at punctuation or a contrastive conjunction; a negation cue only reaches into its clause.
+_CLAUSE_BREAK = re.compile(
+    r"[.,;:!?\n，。；：！？、]|\b(?:but|however|now|rather)\b|但是|但|而是|现在", re.IGNORECASE
+)
+# Words between a cue and the value; "to" is excluded so "changed from X to Y" does not negate Y.
+_GAP = r"(?:\s+(?!to\b)[\w'-]+)"
+_LATIN_NEGATION = re.compile(
+    rf"(?:(?:\bno\s+longer|\bnot|\bnever|\w+n't|\bno\s+more){_GAP}{{0,3}}"
+    r"|(?:\binstead\s+of|\brather\s+than|\bin\s+place\s+of|\bused\s+to\s+be|\bformerly|\bpreviously"
+    rf"|\b(?:switched|changed|moved|replaced|upgraded|migrated)\s+(?:away\s+)?from){_GAP}?)\s*$",
+    re.IGNORECASE,
+)
+_CJK_NEGATION = re.compile(
+    r"(?:已经不是|不再是|而不是|不是|不再|并非|而非|以前是|原来是|之前是|曾经是)\s*\S{0,2}$"
+)
+_ABSTENTIONS = (
+    "i don't know",
+    "i do not know",
+    "i don’t know",
+    "don't know",
+    "not sure",
+    "no information",
+    "i don't have",
+    "i do not have",
+    "cannot tell",
+    "can't tell",
+    "unknown",
+    "不知道",
+    "不清楚",
+    "无法确定",
+    "没有相关",
+    "不确定",
+)
+
+
+# Whole-word boundaries for Latin values: a CJK character next to a Latin word is a boundary ("是oolong").
+_LATIN_WORD_CHAR = r"[0-9A-Za-z_\u00c0-\u024f]"
+
+
+@dataclass(frozen=True)
+class Mention:
+    value: str
+    start: int
+    end: int
+    negated: bool
+
+
+@lru_cache(maxsize=4096)
+def _value_pattern(value: str) -> re.Pattern[str]:
+    escaped = re.escape(value.strip())
+    if has_cjk(value):
+        return re.compile(escaped, re.IGNORECASE)
+    return re.compile(rf"(?<!{_LATIN_WORD_CHAR}){escaped}(?!{_LATIN_WORD_CHAR})", re.IGNORECASE)
+
+
+def _is_negated(text: str, start: int) -> bool:
+    prefix = text[:start]
+    breaks = list(_CLAUSE_BREAK.finditer(prefix))
+    clause = prefix[breaks[-1].end() :] if breaks else prefix
+    return bool(_LATIN_NEGATION.search(clause) or _CJK_NEGATION.search(clause))
+
+
+def find_mentions(text: str, values: tuple[str, ...] | list[str]) -> list[Mention]:
+    """Every non-overlapping mention of any value in `text`, in text order (longest value wins an overlap)."""
+    found: list[Mention] = []
+    for value in values:
+        if not value.strip():
+            continue
+        for match in _value_pattern(value).finditer(text):
+            found.append(Mention(value, match.start(), match.end(), _is_negated(text, match.start())))
+    found.sort(key=lambda m: (-(m.end - m.start), m.start))
+    accepted: list[Mention] = []
+    for mention in found:
+        if all(mention.end <= other.start or mention.start >= other.end for other in accepted):
+            accepted.append(mention)
+    accepted.sort(key=lambda m: (m.start, m.end))
+    return accepted
+
+
+def asserted_values(text: str, values: tuple[str, ...] | list[str]) -> set[str]:
+    """The values that `text` asserts (mentioned and not negated)."""
+    return {m.value for m in find_mentions(text, values) if not m.negated}
+
+
+def is_abstention(answer: str) -> bool:
+    lowered = answer.casefold().replace("’", "'")
+    return any(phrase in lowered for phrase in _ABSTENTIONS)
+
+
+def classify(answer: str, probe: ProbeSpec) -> tuple[Classification, dict[str, list[str]]]:
+    """(classification, matched); matched lists the asserted values of each kind, in the probe's order."""
+    asserted = asserted_values(answer, probe.candidates)
+    matched = {
+        "expect": [v for v in probe.expect if v in asserted],
+        "stale": [v for v in probe.stale if v in asserted],
+        "poison": [v for v in probe.poison if v in asserted],
+    }
+    if matched["poison"]:
+        return "poisoned", matched
+    if matched["stale"]:
+        return "stale", matched
+    if matched["expect"]:
+        return "correct", matched
+    if is_abstention(answer):
+        return ("correct" if probe.abstain else "abstained"), matched
+    return "wrong", matched

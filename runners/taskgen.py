@@ -1,0 +1,391 @@
+"""Seeded procedural tasks for scale and statistical power (`amnesia-bench generate`).
+
+Each task is built from its own random stream, derived from (seed, group, index), so task i is the same
+whatever `n` is and the output is identical for a seed. Categories rotate with the index so every category
+of the group appears. Mixed tasks interleave one helpful and one harmful scenario on distinct subjects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from amnesia.durations import format_duration
+from runners.taskgen_vocab import CONSTRAINTS, FACTS, PREFERENCES, TEMPLATES, Subject, Templates
+from runners.taskload import GROUPS, task_set_hash
+
+DAY = 86_400.0
+HOUR = 3_600.0
+TASKS_PER_FILE = 100
+CHINESE_SHARE = 0.35
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+@dataclass
+class _Draft:
+    """One task under construction: its random stream, language and the subjects it already uses."""
+
+    rng: random.Random
+    lang: str
+    used_keys: set[str] = field(default_factory=set)
+
+    @property
+    def text(self) -> Templates:
+        return TEMPLATES[self.lang]
+
+    def subject(self, pool: dict[str, tuple[Subject, ...]]) -> Subject:
+        choices = [subject for subject in pool[self.lang] if subject.key not in self.used_keys]
+        chosen = self.rng.choice(choices)
+        self.used_keys.add(chosen.key)
+        return chosen
+
+    def values(self, subject: Subject, count: int) -> list[str]:
+        return self.rng.sample(subject.values, count)
+
+    def filler(self) -> str:
+        return self.rng.choice(self.text.filler)
+
+
+@dataclass
+class _Scenario:
+    category: str
+    description: str
+    sessions: list[dict[str, Any]]
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _session(at: float, *turns: dict[str, Any], agent: str = "main") -> dict[str, Any]:
+    session: dict[str, Any] = {"at": at}
+    if agent != "main":
+        session["agent"] = agent
+    session["turns"] = list(turns)
+    return session
+
+
+def _fact_turn(
+    draft: _Draft, subject: Subject, value: str, ttl: str, *, update: bool = False, keyed: bool = True
+) -> dict[str, Any]:
+    text = draft.text
+    user = (text.update if update else text.tell).format(subject=subject.phrase, value=value)
+    content = text.content.format(subject=subject.phrase, Subject=_capitalised(subject.phrase), value=value)
+    remember: dict[str, Any] = {"content": content, "ttl": ttl, "kind": "fact"}
+    if keyed:
+        remember["key"] = subject.key
+    return {"user": user, "remember": remember}
+
+
+def _preference_turn(draft: _Draft, subject: Subject, value: str, ttl: str) -> dict[str, Any]:
+    text = draft.text
+    return {
+        "user": text.preference_tell.format(subject=subject.phrase, value=value),
+        "remember": {
+            "content": text.preference_content.format(subject=subject.phrase, value=value),
+            "ttl": ttl,
+            "kind": "preference",
+            "key": subject.key,
+        },
+    }
+
+
+def _probe_turn(question: str, **probe: Any) -> dict[str, Any]:
+    return {"user": question, "probe": probe}
+
+
+def _question(draft: _Draft, subject: Subject, preference: bool = False) -> str:
+    template = draft.text.preference_question if preference else draft.text.question
+    return template.format(subject=subject.phrase)
+
+
+# ---- helpful ---------------------------------------------------------------------------------------------
+
+
+def _preference_continuation(draft: _Draft) -> _Scenario:
+    rng, subject = draft.rng, draft.subject(PREFERENCES)
+    (value,) = draft.values(subject, 1)
+    ttl = rng.choice(("30d", "45d", "60d", "90d"))
+    probe_day = rng.randint(2, 10)
+    sessions = [_session(0.0, _preference_turn(draft, subject, value, ttl))]
+    sessions += [_session(day * DAY, {"user": draft.filler()}) for day in range(1, probe_day)]
+    sessions.append(_session(probe_day * DAY, _probe_turn(_question(draft, subject, True), expect=[value])))
+    return _Scenario(
+        "preference-continuation", f"A preference ({subject.key}) carries across sessions.", sessions
+    )
+
+
+def _project_context(draft: _Draft) -> _Scenario:
+    rng, subject = draft.rng, draft.subject(FACTS)
+    (value,) = draft.values(subject, 1)
+    sessions = [_session(0.0, _fact_turn(draft, subject, value, rng.choice(("30d", "60d"))))]
+    day = 0
+    for _ in range(rng.randint(2, 4)):
+        day += rng.randint(1, 4)
+        question = _probe_turn(_question(draft, subject), expect=[value])
+        sessions.append(_session(day * DAY, {"user": draft.filler()}, question))
+    return _Scenario(
+        "project-context", f"Project context ({subject.key}) is reused every few days.", sessions
+    )
+
+
+def _long_task_state(draft: _Draft) -> _Scenario:
+    rng = draft.rng
+    subjects = [draft.subject(FACTS) for _ in range(rng.randint(2, 3))]
+    values = [draft.values(subject, 1)[0] for subject in subjects]
+    sessions = []
+    at = 0.0
+    for subject, value in zip(subjects, values, strict=True):
+        sessions.append(_session(at, _fact_turn(draft, subject, value, "14d")))
+        at += rng.randint(2, 8) * HOUR
+    probe_at = at + rng.randint(1, 6) * DAY
+    probes = [
+        _probe_turn(_question(draft, subject), expect=[value])
+        for subject, value in zip(subjects, values, strict=True)
+    ]
+    sessions.append(_session(probe_at, *probes))
+    return _Scenario(
+        "long-task-state", "Several pieces of a long task's state are needed days later.", sessions
+    )
+
+
+def _idle_gap_preference(draft: _Draft) -> _Scenario:
+    rng, subject = draft.rng, draft.subject(PREFERENCES)
+    (value,) = draft.values(subject, 1)
+    gap_days = rng.randint(30, 75)
+    sessions = [
+        _session(0.0, _preference_turn(draft, subject, value, "90d")),
+        _session(gap_days * DAY, _probe_turn(_question(draft, subject, True), expect=[value])),
+    ]
+    return _Scenario(
+        "idle-gap-preference", f"A 90d preference is probed after {gap_days} idle days.", sessions
+    )
+
+
+# ---- harmful ---------------------------------------------------------------------------------------------
+
+
+def _updates(draft: _Draft, category: str, sequence: list[str], subject: Subject, keyed: bool) -> _Scenario:
+    """A fact written as sequence[0], then updated to each next value; probed for the last one."""
+    rng = draft.rng
+    at = 0.0
+    sessions = []
+    for index, value in enumerate(sequence):
+        sessions.append(_session(at, _fact_turn(draft, subject, value, "30d", update=index > 0, keyed=keyed)))
+        at += rng.randint(2, 48) * HOUR
+    current = sequence[-1]
+    stale = sorted({value for value in sequence if value != current}, key=sequence.index)
+    at += rng.randint(1, 5) * DAY
+    sessions.append(_session(at, _probe_turn(_question(draft, subject), expect=[current], stale=stale)))
+    return _Scenario(category, f"{subject.key}: {' -> '.join(sequence)}.", sessions)
+
+
+def _fact_change(draft: _Draft) -> _Scenario:
+    subject = draft.subject(FACTS)
+    # Without a key only the old item's ttl separates the two values: Amnesia does not win by construction.
+    return _updates(draft, "fact-change", draft.values(subject, 2), subject, keyed=draft.rng.random() < 0.7)
+
+
+def _fact_reassert(draft: _Draft) -> _Scenario:
+    subject = draft.subject(FACTS)
+    first, second = draft.values(subject, 2)
+    return _updates(draft, "fact-reassert", [first, second, first], subject, keyed=True)
+
+
+def _fact_multi_update(draft: _Draft) -> _Scenario:
+    subject = draft.subject(FACTS)
+    sequence = draft.values(subject, draft.rng.randint(3, 4))
+    return _updates(draft, "fact-multi-update", sequence, subject, keyed=True)
+
+
+_UNTIL = {"en": ("Wednesday", "Thursday", "Friday"), "zh": ("周三", "周四", "周五")}
+
+
+def _expired_constraint(draft: _Draft) -> _Scenario:
+    rng = draft.rng
+    constraint = rng.choice([c for c in CONSTRAINTS[draft.lang] if c.key not in draft.used_keys])
+    draft.used_keys.add(constraint.key)
+    days = rng.randint(2, 4)  # written on a Monday, lasts until Wednesday..Friday
+    rule = constraint.rule.format(until=_UNTIL[draft.lang][days - 2])
+    remember = {
+        "content": rule,
+        "ttl": f"{days}d",
+        "kind": "fact",
+        "key": constraint.key,
+        "tags": ["constraint"],
+    }
+    probe_at = (days + rng.randint(1, 4)) * DAY
+    sessions = [
+        _session(0.0, {"user": rule, "remember": remember}),
+        _session(probe_at, _probe_turn(constraint.question, abstain=True, stale=list(constraint.stale))),
+    ]
+    return _Scenario(
+        "expired-constraint", f"A constraint ({constraint.key}) lapses before the probe.", sessions
+    )
+
+
+def _poisoned_memory(draft: _Draft) -> _Scenario:
+    rng, subject, text = draft.rng, draft.subject(FACTS), draft.text
+    user_value, poison_value = draft.values(subject, 2)
+    poison = {
+        "content": text.auto_content.format(subject=subject.phrase, value=poison_value),
+        "ttl": "30d",
+        "kind": "fact",
+        "key": subject.key,
+        "source": "auto",
+    }
+    sessions = [
+        _session(0.0, _fact_turn(draft, subject, user_value, "30d")),
+        _session(rng.randint(2, 30) * HOUR, {"user": text.auto_user, "remember": poison}),
+        _session(
+            rng.randint(2, 6) * DAY,
+            _probe_turn(_question(draft, subject), expect=[user_value], poison=[poison_value]),
+        ),
+    ]
+    return _Scenario("poisoned-memory", f"An untrusted page tries to override {subject.key}.", sessions)
+
+
+def _subagent_scratch_leak(draft: _Draft) -> _Scenario:
+    rng, subject, text = draft.rng, draft.subject(FACTS), draft.text
+    main_value, scratch_value = draft.values(subject, 2)
+    scratch = {
+        "content": text.scratch_content.format(subject=subject.phrase, value=scratch_value),
+        "ttl": "1d",
+        "kind": "task-context",
+        "scope": "session",
+    }
+    sub_at = rng.randint(1, 12) * HOUR
+    sub = _session(
+        sub_at, {"user": text.scratch_user.format(subject=subject.phrase), "remember": scratch}, agent="sub"
+    )
+    question = _question(draft, subject)
+    if rng.random() < 0.3:  # nothing was ever decided: the honest answer is "I don't know"
+        probe = _probe_turn(question, abstain=True, poison=[scratch_value])
+        sessions = [sub, _session(sub_at + 2 * HOUR, probe)]
+    else:
+        probe = _probe_turn(question, expect=[main_value], poison=[scratch_value])
+        sessions = [
+            _session(0.0, _fact_turn(draft, subject, main_value, "30d")),
+            sub,
+            _session(sub_at + 2 * HOUR, probe),
+        ]
+    return _Scenario(
+        "subagent-scratch-leak", f"A sub-agent's scratch value for {subject.key} must not leak.", sessions
+    )
+
+
+Builder = Callable[[_Draft], _Scenario]
+HELPFUL: tuple[Builder, ...] = (
+    _preference_continuation,
+    _project_context,
+    _long_task_state,
+    _idle_gap_preference,
+)
+HARMFUL: tuple[Builder, ...] = (
+    _fact_change,
+    _fact_reassert,
+    _fact_multi_update,
+    _expired_constraint,
+    _poisoned_memory,
+    _subagent_scratch_leak,
+)
+
+
+def _mixed(draft: _Draft, index: int) -> _Scenario:
+    helpful = HELPFUL[index % len(HELPFUL)](draft)
+    harmful = HARMFUL[(index // len(HELPFUL)) % len(HARMFUL)](draft)
+    sessions = sorted(helpful.sessions + harmful.sessions, key=lambda session: session["at"])  # stable
+    return _Scenario(
+        f"{helpful.category}+{harmful.category}", f"{helpful.description} {harmful.description}", sessions
+    )
+
+
+def _task_seed(seed: int, group: str, index: int) -> int:
+    digest = hashlib.sha256(f"{seed}/{group}/{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def generate(group: str, n: int, seed: int) -> list[dict[str, Any]]:
+    """`n` tasks of `group` as YAML-ready dicts (the tasks/README.md format), identical for a given seed."""
+    if group not in GROUPS:
+        raise ValueError(f"group: expected one of {'|'.join(GROUPS)}, got {group!r}")
+    if n < 0:
+        raise ValueError(f"n: must be non-negative, got {n}")
+    tasks = []
+    for index in range(n):
+        rng = random.Random(_task_seed(seed, group, index))
+        draft = _Draft(rng, "zh" if rng.random() < CHINESE_SHARE else "en")
+        if group == "mixed":
+            scenario = _mixed(draft, index)
+        else:
+            builders = HELPFUL if group == "helpful" else HARMFUL
+            scenario = builders[index % len(builders)](draft)
+        for session in scenario.sessions:
+            session["at"] = format_duration(session["at"])
+        tasks.append(
+            {
+                "id": f"gen/{group}/{seed}-{index:05d}",
+                "group": group,
+                "category": scenario.category,
+                "description": scenario.description,
+                "lang": draft.lang,
+                "sessions": scenario.sessions,
+            }
+        )
+    return tasks
+
+
+def write_generated(
+    tasks: list[dict[str, Any]], out_dir: str | Path, *, meta: dict[str, Any] | None = None
+) -> Path:
+    """Write tasks as YAML files (per group and category, TASKS_PER_FILE each) plus MANIFEST.json with the
+    set's content hash. Refuses a non-empty `out_dir`; writes into a sibling temp folder first so a failure
+    leaves nothing half-written. Returns the manifest path."""
+    out = Path(out_dir)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out} exists and is not an empty folder")
+    batches: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for task in tasks:
+        batches.setdefault((task["group"], task["category"]), []).append(task)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for (group, category), batch in sorted(batches.items()):
+            for start in range(0, len(batch), TASKS_PER_FILE):
+                file = staging / group / f"{category}-{start // TASKS_PER_FILE:03d}.yaml"
+                file.parent.mkdir(parents=True, exist_ok=True)
+                chunk = batch[start : start + TASKS_PER_FILE]
+                file.write_text(
+                    yaml.dump(chunk, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=120),
+                    encoding="utf-8",
+                )
+        staging.mkdir(parents=True, exist_ok=True)
+        content_hash, files = task_set_hash(staging)
+        manifest = {
+            "format": 1,
+            "generator": "runners.taskgen",
+            **(meta or {}),
+            "count": len(tasks),
+            "content_hash": content_hash,
+            "files": files,
+        }
+        (staging / "MANIFEST.json").write_text(
+            json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        if out.exists():
+            out.rmdir()
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out / "MANIFEST.json"

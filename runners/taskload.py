@@ -1,0 +1,488 @@
+"""Load and validate YAML task sets (format: tasks/README.md) into `runners.taskmodel.Task`.
+
+Validation reports ALL problems, each as `file:line: field: problem`, with line numbers from the YAML node
+marks. Files are read defensively: a size cap, strict UTF-8, a nesting-depth cap checked on the event stream
+before composing (libyaml's composer recurses in C), and a cap on the alias-expanded size of the document
+(a "billion laughs" file is refused before anything walks it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from amnesia.durations import parse_duration
+from amnesia.tokens import has_cjk
+from runners.taskmodel import ForgetSpec, ProbeSpec, RememberSpec, Session, Task, Turn
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_DEPTH = 64  # task files nest about 8 deep; anything far deeper is hostile or broken
+MAX_EXPANDED_NODES = 500_000  # per file, counting every alias expansion
+TASK_SUFFIXES = (".yaml", ".yml")
+
+GROUPS = ("helpful", "harmful", "mixed")
+AGENTS = ("main", "sub")
+SOURCES = ("user", "tool", "auto")
+KINDS = ("fact", "preference", "episode", "task-context")
+SCOPES = ("workspace", "session")
+LANGS = ("en", "zh")
+
+_TASK_FIELDS = {"id", "group", "category", "description", "lang", "sessions"}
+_SESSION_FIELDS = {"at", "agent", "turns"}
+_TURN_FIELDS = {"user", "remember", "forget", "probe"}
+_REMEMBER_FIELDS = {"content", "ttl", "kind", "pin", "tags", "scope", "key", "source"}
+_FORGET_FIELDS = {"tags", "query", "key"}
+_PROBE_FIELDS = {"expect", "stale", "poison", "abstain"}
+# Task ids become log file names (with "/" -> "__"), so keep them to a safe alphabet.
+_ID_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./")
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class TaskError:
+    file: str
+    line: int
+    field: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field}: {self.problem}"
+
+
+class TaskSetError(ValueError):
+    """A task set failed validation; `errors` holds every problem found."""
+
+    def __init__(self, errors: list[TaskError]) -> None:
+        self.errors = list(errors)
+        more = f" (and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
+        super().__init__(f"{self.errors[0]}{more}" if self.errors else "invalid task set")
+
+
+class _Refused(Exception):
+    """A whole file is unreadable (too big, bad encoding, hostile YAML): one error, nothing else checked."""
+
+    def __init__(self, line: int, field: str, problem: str) -> None:
+        super().__init__(problem)
+        self.line, self.field, self.problem = line, field, problem
+
+
+def task_files(path: str | Path) -> list[Path]:
+    """The task files under `path` (itself if a file), recursive, sorted by relative path."""
+    root = Path(path)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such file or folder")
+    found = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TASK_SUFFIXES]
+    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+
+
+def task_set_hash(path: str | Path) -> tuple[str, dict[str, str]]:
+    """(content hash of the whole set, {relative path: sha256 of the file bytes})."""
+    root = Path(path)
+    base = root.parent if root.is_file() else root
+    files = {
+        p.relative_to(base).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in task_files(root)
+    }
+    combined = hashlib.sha256()
+    for relpath, digest in sorted(files.items()):
+        combined.update(f"{relpath}\0{digest}\n".encode())
+    return combined.hexdigest(), files
+
+
+def validate_path(path: str | Path) -> list[TaskError]:
+    """Every problem in the file or folder at `path` (empty list = valid)."""
+    return read_task_set(path)[1]
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """The tasks in the file or folder at `path`; raises TaskSetError listing every problem."""
+    tasks, errors = read_task_set(path)
+    if errors:
+        raise TaskSetError(errors)
+    return tasks
+
+
+def read_task_set(path: str | Path) -> tuple[list[Task], list[TaskError]]:
+    """(the valid tasks, every problem) in one pass; callers that need both avoid reading twice."""
+    root = Path(path)
+    if not root.exists():
+        return [], [TaskError(str(root), 0, "path", "no such file or folder")]
+    files = task_files(root)
+    if not files:
+        return [], [TaskError(str(root), 0, "path", "no *.yaml or *.yml task files found")]
+    tasks: list[Task] = []
+    errors: list[TaskError] = []
+    first_seen: dict[str, Task] = {}
+    for file in files:
+        reader = _FileReader(str(file))
+        for task in reader.read(file):
+            earlier = first_seen.setdefault(task.id, task)
+            if earlier is not task:
+                where = f"{earlier.source_file}:{earlier.source_line}"
+                reader.error(task.source_line, "id", f"duplicate id {task.id!r} (first defined at {where})")
+            else:
+                tasks.append(task)
+        errors.extend(sorted(reader.errors, key=lambda error: error.line))
+    return tasks, errors
+
+
+def _read_text(file: Path) -> str:
+    size = file.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise _Refused(0, "file", f"{size} bytes exceeds the {MAX_FILE_BYTES}-byte limit for a task file")
+    data = file.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise _Refused(line, "file", f"invalid UTF-8 at byte {exc.start}") from None
+
+
+def _check_depth(text: str) -> bool:
+    """Refuse deep nesting before composing; returns whether the document uses aliases at all."""
+    depth = 0
+    aliases = False
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent):
+            aliases = True
+        elif isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _Refused(event.start_mark.line + 1, "yaml", f"nesting deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return aliases
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse documents whose alias-expanded size is huge or infinite (linear time: sizes are memoised)."""
+    sizes: dict[int, int] = {}
+    in_progress: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in in_progress:
+            raise _Refused(node.start_mark.line + 1, "yaml", "recursive alias")
+        in_progress.add(key)
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        total = 1 + sum(size(child) for child in children)
+        in_progress.discard(key)
+        if total > MAX_EXPANDED_NODES:
+            raise _Refused(
+                node.start_mark.line + 1,
+                "yaml",
+                f"document expands to more than {MAX_EXPANDED_NODES} nodes (alias bomb?)",
+            )
+        sizes[key] = total
+        return total
+
+    size(root)
+
+
+class _FileReader:
+    """Turns one file's YAML node tree into Tasks, collecting every error with its line."""
+
+    def __init__(self, label: str) -> None:
+        self.file = label
+        self.errors: list[TaskError] = []
+        self._constructor = yaml.constructor.SafeConstructor()
+
+    def error(self, line: int, field: str, problem: str) -> None:
+        self.errors.append(TaskError(self.file, line, field, problem))
+
+    def _fail(self, node: yaml.Node, field: str, problem: str) -> None:
+        self.error(node.start_mark.line + 1, field, problem)
+
+    def read(self, file: Path) -> Iterator[Task]:
+        try:
+            text = _read_text(file)
+            has_aliases = _check_depth(text)
+            root = yaml.compose(text, Loader=_Loader)
+            if root is not None and has_aliases:
+                _check_expansion(root)
+        except _Refused as refused:
+            self.error(refused.line, refused.field, refused.problem)
+            return
+        except RecursionError:
+            self.error(0, "yaml", "aliases nest too deeply")
+            return
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark else 0
+            self.error(line, "yaml", " ".join(f"{exc.context or ''} {exc.problem or ''}".split()))
+            return
+        except yaml.YAMLError as exc:
+            self.error(0, "yaml", " ".join(str(exc).split()))
+            return
+        if root is None:
+            self.error(1, "file", "empty file: expected a task mapping or a list of tasks")
+            return
+        if isinstance(root, yaml.SequenceNode):
+            items = [(item, f"[{index}]") for index, item in enumerate(root.value)]
+            if not items:
+                self._fail(root, "file", "empty list: expected at least one task")
+        else:
+            items = [(root, "")]
+        for node, prefix in items:
+            task = self._task(node, prefix)
+            if task is not None:
+                yield task
+
+    # ---- scalars -------------------------------------------------------------------------------------------
+
+    def _value(self, node: yaml.Node, field: str) -> tuple[bool, Any]:
+        if not isinstance(node, yaml.ScalarNode):
+            kind = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
+            self._fail(node, field, f"expected a single value, got {kind}")
+            return False, None
+        try:
+            return True, self._constructor.construct_object(node)
+        except yaml.YAMLError as exc:
+            self._fail(node, field, " ".join(str(getattr(exc, "problem", exc)).split()))
+            return False, None
+
+    def _string(self, node: yaml.Node, field: str) -> str | None:
+        ok, value = self._value(node, field)
+        if not ok:
+            return None
+        if not isinstance(value, str):
+            self._fail(node, field, f"expected a string, got {type(value).__name__} {value!r} (quote it)")
+            return None
+        if not value.strip():
+            self._fail(node, field, "must not be empty")
+            return None
+        return value
+
+    def _choice(self, node: yaml.Node, field: str, choices: tuple[str, ...]) -> str | None:
+        value = self._string(node, field)
+        if value is not None and value not in choices:
+            self._fail(node, field, f"expected one of {'|'.join(choices)}, got {value!r}")
+            return None
+        return value
+
+    def _bool(self, node: yaml.Node, field: str) -> bool | None:
+        ok, value = self._value(node, field)
+        if ok and not isinstance(value, bool):
+            self._fail(node, field, f"expected true or false, got {value!r}")
+            return None
+        return value if ok else None
+
+    def _duration(self, node: yaml.Node, field: str) -> float | None:
+        ok, value = self._value(node, field)
+        if not ok:
+            return None
+        try:
+            return parse_duration(value, field=field)
+        except ValueError as exc:
+            self._fail(node, field, str(exc).removeprefix(f"{field}: "))
+            return None
+
+    def _strings(self, node: yaml.Node, field: str) -> tuple[str, ...] | None:
+        if not isinstance(node, yaml.SequenceNode):
+            self._fail(node, field, "expected a list of strings, e.g. [a, b]")
+            return None
+        values = [self._string(item, f"{field}[{index}]") for index, item in enumerate(node.value)]
+        if any(value is None for value in values):
+            return None
+        return tuple(value for value in values if value is not None)
+
+    # ---- structure -----------------------------------------------------------------------------------------
+
+    def _mapping(
+        self, node: yaml.Node, field: str, allowed: set[str], required: tuple[str, ...] = ()
+    ) -> dict[str, yaml.Node] | None:
+        where = field or "task"
+        if not isinstance(node, yaml.MappingNode):
+            self._fail(node, where, "expected a mapping (key: value)")
+            return None
+        fields: dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            ok, key = self._value(key_node, where)
+            if not ok:
+                continue
+            name = f"{field}.{key}" if field else str(key)
+            if not isinstance(key, str) or key not in allowed:
+                self._fail(key_node, name, f"unknown field (allowed: {', '.join(sorted(allowed))})")
+            elif key in fields:
+                self._fail(key_node, name, "duplicate field")
+            else:
+                fields[key] = value_node
+        for key in required:
+            if key not in fields:
+                self._fail(node, f"{field}.{key}" if field else key, "missing required field")
+        return fields
+
+    def _one_or_many(self, node: yaml.Node, field: str) -> list[tuple[yaml.Node, str]]:
+        if isinstance(node, yaml.SequenceNode):
+            return [(item, f"{field}[{index}]") for index, item in enumerate(node.value)]
+        return [(node, field)]
+
+    def _task(self, node: yaml.Node, prefix: str) -> Task | None:
+        before = len(self.errors)
+        fields = self._mapping(
+            node, prefix, _TASK_FIELDS, ("id", "group", "category", "description", "sessions")
+        )
+        if fields is None:
+            return None
+        dot = f"{prefix}." if prefix else ""
+        task_id = self._task_id(fields["id"], f"{dot}id") if "id" in fields else None
+        group = self._choice(fields["group"], f"{dot}group", GROUPS) if "group" in fields else None
+        category = self._string(fields["category"], f"{dot}category") if "category" in fields else None
+        description = (
+            self._string(fields["description"], f"{dot}description") if "description" in fields else None
+        )
+        lang = self._choice(fields["lang"], f"{dot}lang", LANGS) if "lang" in fields else None
+        sessions = self._sessions(fields["sessions"], f"{dot}sessions") if "sessions" in fields else ()
+        if len(self.errors) > before or task_id is None or group is None:
+            return None
+        texts = [description or ""] + [turn.user for session in sessions for turn in session.turns]
+        task = Task(
+            id=task_id,
+            group=group,  # type: ignore[arg-type]  # checked against GROUPS
+            category=category or "",
+            description=description or "",
+            sessions=sessions,
+            lang=lang or ("zh" if any(has_cjk(text) for text in texts) else "en"),
+            source_file=self.file,
+            source_line=node.start_mark.line + 1,
+        )
+        if not task.probes:
+            self._fail(node, f"{dot}sessions", "task has no probe: nothing would be measured")
+            return None
+        return task
+
+    def _task_id(self, node: yaml.Node, field: str) -> str | None:
+        value = self._string(node, field)
+        if value is None:
+            return None
+        if set(value) - _ID_CHARS or ".." in value or value.startswith("/"):
+            self._fail(node, field, f"{value!r} may use only letters, digits, '-', '_', '.', '/' (no '..')")
+            return None
+        return value
+
+    def _sessions(self, node: yaml.Node, field: str) -> tuple[Session, ...]:
+        if not isinstance(node, yaml.SequenceNode) or not node.value:
+            self._fail(node, field, "expected a non-empty list of sessions")
+            return ()
+        sessions: list[Session] = []
+        previous_at = 0.0
+        for index, item in enumerate(node.value):
+            where = f"{field}[{index}]"
+            fields = self._mapping(item, where, _SESSION_FIELDS, ("at", "turns"))
+            if fields is None:
+                continue
+            at = self._duration(fields["at"], f"{where}.at") if "at" in fields else None
+            if at is not None and at < previous_at:
+                self._fail(fields["at"], f"{where}.at", "offset is earlier than the previous session's")
+            previous_at = max(previous_at, at or 0.0)
+            agent = self._choice(fields["agent"], f"{where}.agent", AGENTS) if "agent" in fields else "main"
+            turns = self._turns(fields["turns"], f"{where}.turns") if "turns" in fields else ()
+            if at is not None and agent is not None:
+                sessions.append(Session(at=at, agent=agent, turns=turns))  # type: ignore[arg-type]
+        return tuple(sessions)
+
+    def _turns(self, node: yaml.Node, field: str) -> tuple[Turn, ...]:
+        if not isinstance(node, yaml.SequenceNode) or not node.value:
+            self._fail(node, field, "expected a non-empty list of turns")
+            return ()
+        turns: list[Turn] = []
+        for index, item in enumerate(node.value):
+            where = f"{field}[{index}]"
+            fields = self._mapping(item, where, _TURN_FIELDS, ("user",))
+            if fields is None:
+                continue
+            user = self._string(fields["user"], f"{where}.user") if "user" in fields else None
+            remember = self._specs(fields.get("remember"), f"{where}.remember", self._remember)
+            forget = self._specs(fields.get("forget"), f"{where}.forget", self._forget)
+            probe = self._probe(fields["probe"], f"{where}.probe") if "probe" in fields else None
+            if user is not None:
+                turns.append(Turn(user=user, remember=remember, forget=forget, probe=probe))
+        return tuple(turns)
+
+    def _specs(self, node: yaml.Node | None, field: str, build: Any) -> tuple[Any, ...]:
+        if node is None:
+            return ()
+        built = [build(item, where) for item, where in self._one_or_many(node, field)]
+        return tuple(spec for spec in built if spec is not None)
+
+    def _remember(self, node: yaml.Node, field: str) -> RememberSpec | None:
+        fields = self._mapping(node, field, _REMEMBER_FIELDS, ("content",))
+        if fields is None:
+            return None
+        before = len(self.errors)
+        content = self._string(fields["content"], f"{field}.content") if "content" in fields else None
+        ttl = self._duration(fields["ttl"], f"{field}.ttl") if "ttl" in fields else None
+        kind = self._choice(fields["kind"], f"{field}.kind", KINDS) if "kind" in fields else "fact"
+        pin = self._bool(fields["pin"], f"{field}.pin") if "pin" in fields else False
+        tags = self._strings(fields["tags"], f"{field}.tags") if "tags" in fields else ()
+        scope = self._choice(fields["scope"], f"{field}.scope", SCOPES) if "scope" in fields else None
+        key = self._string(fields["key"], f"{field}.key") if "key" in fields else None
+        source = self._choice(fields["source"], f"{field}.source", SOURCES) if "source" in fields else "user"
+        if len(self.errors) > before or content is None:
+            return None
+        return RememberSpec(
+            content=content,
+            ttl=ttl,
+            kind=kind or "fact",
+            pin=bool(pin),
+            tags=tags or (),
+            scope=scope,
+            key=key,
+            source=source or "user",  # type: ignore[arg-type]  # checked against SOURCES
+        )
+
+    def _forget(self, node: yaml.Node, field: str) -> ForgetSpec | None:
+        fields = self._mapping(node, field, _FORGET_FIELDS)
+        if fields is None:
+            return None
+        if not fields:
+            self._fail(node, field, "a forget selector needs tags, query or key")
+            return None
+        before = len(self.errors)
+        tags = self._strings(fields["tags"], f"{field}.tags") if "tags" in fields else ()
+        query = self._string(fields["query"], f"{field}.query") if "query" in fields else None
+        key = self._string(fields["key"], f"{field}.key") if "key" in fields else None
+        if len(self.errors) > before:
+            return None
+        return ForgetSpec(tags=tags or (), query=query, key=key)
+
+    def _probe(self, node: yaml.Node, field: str) -> ProbeSpec | None:
+        fields = self._mapping(node, field, _PROBE_FIELDS)
+        if fields is None:
+            return None
+        before = len(self.errors)
+        lists = {
+            name: self._strings(fields[name], f"{field}.{name}") if name in fields else ()
+            for name in ("expect", "stale", "poison")
+        }
+        abstain = self._bool(fields["abstain"], f"{field}.abstain") if "abstain" in fields else False
+        if len(self.errors) > before:
+            return None
+        expect, stale, poison = (lists[name] or () for name in ("expect", "stale", "poison"))
+        if not expect and not abstain:
+            self._fail(node, field, "a probe needs expect values or abstain: true")
+            return None
+        if expect and abstain:
+            self._fail(node, field, "abstain: true contradicts a non-empty expect")
+            return None
+        seen: dict[str, str] = {}
+        for name, values in (("expect", expect), ("stale", stale), ("poison", poison)):
+            for value in values:
+                other = seen.setdefault(value.casefold(), name)
+                if other != name:
+                    self._fail(node, f"{field}.{name}", f"{value!r} is also listed in {other}")
+                    return None
+        return ProbeSpec(expect=expect, stale=stale, poison=poison, abstain=bool(abstain))

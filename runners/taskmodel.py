@@ -1,0 +1,83 @@
+"""The in-memory form of a benchmark task (see tasks/README.md for the YAML form).
+
+Loading and validation live in `runners.taskload`; these dataclasses are what the runner, the arms and the
+reports share. Times are float seconds from the task's start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Group = Literal["helpful", "harmful", "mixed"]
+AgentRole = Literal["main", "sub"]
+SourceKind = Literal["user", "tool", "auto"]
+Classification = Literal["correct", "stale", "poisoned", "abstained", "wrong"]
+CLASSIFICATIONS: tuple[Classification, ...] = ("correct", "stale", "poisoned", "abstained", "wrong")
+
+
+@dataclass(frozen=True)
+class RememberSpec:
+    content: str
+    ttl: float | None = None  # seconds; None = the arm's default
+    kind: str = "fact"
+    pin: bool = False
+    tags: tuple[str, ...] = ()
+    scope: str | None = None  # None = the arm decides (workspace for main, session for sub)
+    key: str | None = None  # the subject; arms that track supersession may use it
+    source: SourceKind = "user"
+
+
+@dataclass(frozen=True)
+class ForgetSpec:
+    tags: tuple[str, ...] = ()
+    query: str | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    expect: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+    poison: tuple[str, ...] = ()
+    abstain: bool = False
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        """expect ∪ stale ∪ poison, in that order, without duplicates."""
+        seen: dict[str, None] = {}
+        for value in (*self.expect, *self.stale, *self.poison):
+            seen.setdefault(value, None)
+        return tuple(seen)
+
+
+@dataclass(frozen=True)
+class Turn:
+    user: str
+    remember: tuple[RememberSpec, ...] = ()
+    forget: tuple[ForgetSpec, ...] = ()
+    probe: ProbeSpec | None = None
+
+
+@dataclass(frozen=True)
+class Session:
+    at: float  # seconds from task start
+    agent: AgentRole = "main"
+    turns: tuple[Turn, ...] = ()
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    group: Group
+    category: str
+    description: str
+    sessions: tuple[Session, ...]
+    lang: str = "en"
+    source_file: str = ""
+    source_line: int = 0
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def probes(self) -> list[ProbeSpec]:
+        return [turn.probe for session in self.sessions for turn in session.turns if turn.probe is not None]

@@ -1,0 +1,66 @@
+"""Drives one arm through sessions and turns the way the runner does (arms/base.py call order), collecting the
+records the arm logs, so that arm tests read like small task scripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from amnesia.clock import SimulatedClock
+from arms.base import Arm, ArmContext, MemoryContext, SessionInfo
+from runners.taskmodel import ForgetSpec, RememberSpec
+
+
+class ArmDriver:
+    def __init__(self, arm: Arm, workdir: Path, *, budget_tokens: int = 2000, seed: int = 7, model: Any = None):
+        self.arm = arm
+        self.clock = SimulatedClock(0.0)
+        self.records: list[dict[str, Any]] = []
+        self.ctx = ArmContext(
+            task_id="t/1",
+            seed=seed,
+            clock=self.clock,
+            log=lambda kind, fields: self.records.append({"type": kind, **fields}),
+            workdir=workdir,
+            budget_tokens=budget_tokens,
+            model=model,
+        )
+        self.session: SessionInfo | None = None
+        self.history: list[dict[str, Any]] = []
+        self._count = 0
+        arm.start_task(self.ctx)
+
+    def start(self, at: float, agent: str = "main") -> SessionInfo:
+        self.clock.set(at)
+        self.arm.advance_clock(at)
+        self.session = SessionInfo(index=self._count, session_id=f"s{self._count}", agent=agent, at=at)  # type: ignore[arg-type]
+        self._count += 1
+        self.history = []
+        self.arm.start_session(self.session)
+        return self.session
+
+    def turn(
+        self,
+        user: str,
+        *,
+        remember: tuple[RememberSpec, ...] = (),
+        forget: tuple[ForgetSpec, ...] = (),
+        answer: str = "OK.",
+    ) -> MemoryContext:
+        self.arm.observe_user_turn(user)
+        for spec in forget:
+            self.arm.forget(spec)
+        for spec in remember:
+            self.arm.remember(spec)
+        context = self.arm.memory_context(user, list(self.history))
+        self.arm.observe_answer(user, answer, context)
+        self.history += [{"role": "user", "content": user}, {"role": "assistant", "content": answer}]
+        return context
+
+    def end(self) -> None:
+        assert self.session is not None
+        self.arm.end_session(self.session)
+        self.session = None
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [r for r in self.records if r["type"] == kind]

@@ -1,0 +1,335 @@
+"""The OpenAI-compatible adapter and the response cache against a real HTTP server on 127.0.0.1.
+
+The server is a tiny `http.server` started per test. Each test scripts its replies: a queue of `Reply`
+(status, body, headers, delay) consumed one per request; once the queue is empty the server answers 200 with a
+completion echoing the last user message. It records every request and the peak number in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runners.models.base import ModelRequest
+from runners.models.cache import CachedModel, ResponseCache, request_key
+from runners.models.errors import ModelCallError, ModelConfigError
+from runners.models.openai_compat import OpenAICompatModel, OpenAISettings
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: dict[str, Any] | str | None = None  # None = the default echo completion
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds to wait before answering (timeouts, concurrency)
+
+
+def echo_completion(request_body: dict[str, Any]) -> dict[str, Any]:
+    last_user = next(m["content"] for m in reversed(request_body["messages"]) if m["role"] == "user")
+    return {
+        "id": "cmpl-stub",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": f"echo: {last_user}"},
+            }
+        ],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+    }
+
+
+class StubServer:
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def start(self) -> StubServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread.is_alive():  # shutdown() would wait forever for a loop that never started
+            self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            return self.replies.popleft() if self.replies else Reply()
+
+    def _done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                reply = stub._next_reply(body, {k.lower(): v for k, v in self.headers.items()})
+                try:
+                    if reply.delay:
+                        time.sleep(reply.delay)
+                    if self.path != "/v1/chat/completions":
+                        reply = Reply(404, {"error": f"no route {self.path}"})
+                    payload = reply.body if reply.body is not None else echo_completion(body)
+                    data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+                finally:
+                    stub._done()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        return Handler
+
+
+@pytest.fixture
+def server():
+    stub = StubServer().start()
+    yield stub
+    stub.stop()
+
+
+def make_model(server: StubServer, sleeps: list[float] | None = None, **overrides: Any) -> OpenAICompatModel:
+    options: dict[str, Any] = {"max_retries": 3, "backoff_base": 0.01, "timeout": 5.0, **overrides}
+    settings_ = OpenAISettings(model="stub-model", base_url=server.base_url, api_key="sk-test", **options)
+    recorder = sleeps.append if sleeps is not None else (lambda _seconds: None)
+    return OpenAICompatModel(settings_, sleep=recorder)
+
+
+def ask(text: str, seed: int = 0, tools: list[dict] | None = None) -> ModelRequest:
+    messages = [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": text}]
+    return ModelRequest(messages=messages, seed=seed, tools=tools, max_tokens=32)
+
+
+def test_success_sends_exact_request_and_takes_usage_from_response(server):
+    response = make_model(server).complete(ask("What is the drink?", seed=7))
+    assert response.text == "echo: What is the drink?"
+    assert (response.prompt_tokens, response.completion_tokens, response.cached) == (11, 3, False)
+    sent = server.requests[0]
+    assert sent["model"] == "stub-model"
+    assert sent["messages"][-1] == {"role": "user", "content": "What is the drink?"}
+    assert (sent["temperature"], sent["seed"], sent["max_tokens"]) == (0.0, 7, 32)
+    assert "tools" not in sent
+    assert server.headers[0]["authorization"] == "Bearer sk-test"
+
+
+def test_tool_calls_are_returned_and_tools_sent(server):
+    call = {"id": "c1", "type": "function", "function": {"name": "amnesia_status", "arguments": "{}"}}
+    server.script(
+        Reply(body={"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]})
+    )
+    tools = [{"type": "function", "function": {"name": "amnesia_status", "parameters": {"type": "object"}}}]
+    response = make_model(server).complete(ask("status?", tools=tools))
+    assert response.tool_calls == (call,)
+    assert response.text == ""
+    assert server.requests[0]["tools"] == tools
+    # No usage in the body: the documented local counter fills in rather than reporting zero.
+    assert response.prompt_tokens > 0
+
+
+def test_429_is_retried_honouring_retry_after(server):
+    server.script(Reply(429, {"error": "slow down"}, {"retry-after": "0.2"}), Reply(503, {"error": "busy"}))
+    sleeps: list[float] = []
+    response = make_model(server, sleeps).complete(ask("hello"))
+    assert response.text == "echo: hello"
+    assert len(server.requests) == 3
+    # First wait honours Retry-After (0.2 s > backoff 0.01 s); the second is plain exponential backoff.
+    assert sleeps == [0.2, 0.02]
+
+
+def test_backoff_is_exponential_and_capped(server):
+    server.script(*[Reply(500, {"error": "boom"})] * 5)
+    sleeps: list[float] = []
+    make_model(server, sleeps, max_retries=5, backoff_base=1.0, backoff_max=5.0).complete(ask("x"))
+    assert sleeps == [1.0, 2.0, 4.0, 5.0, 5.0]
+
+
+def test_retries_exhausted_raise_a_clear_final_error(server):
+    server.script(*[Reply(429, {"error": "rate limited"})] * 10)
+    with pytest.raises(ModelCallError) as caught:
+        make_model(server, max_retries=2).complete(ask("x"))
+    message = str(caught.value)
+    assert "after 3 attempts" in message and "HTTP 429" in message and "rate limited" in message
+    assert "\n" not in message
+    assert len(server.requests) == 3
+
+
+def test_client_errors_are_not_retried(server):
+    server.script(Reply(401, {"error": "bad key"}))
+    with pytest.raises(ModelCallError, match=r"not retried.*HTTP 401"):
+        make_model(server).complete(ask("x"))
+    assert len(server.requests) == 1
+
+
+def test_timeout_is_retried(server):
+    server.script(Reply(delay=1.0))
+    response = make_model(server, timeout=0.3).complete(ask("late"))
+    assert response.text == "echo: late"
+    assert len(server.requests) == 2
+
+
+def test_connection_refused_ends_in_clear_error():
+    closed = StubServer()
+    base_url = closed.base_url
+    closed.stop()  # nothing listens on that port any more
+    settings_ = OpenAISettings(model="m", base_url=base_url, max_retries=1, backoff_base=0.0)
+    with pytest.raises(ModelCallError, match="after 2 attempts; last: ConnectError"):
+        OpenAICompatModel(settings_, sleep=lambda _s: None).complete(ask("x"))
+
+
+def test_malformed_body_is_an_error_not_an_answer(server):
+    server.script(Reply(body={"object": "nothing useful"}))
+    with pytest.raises(ModelCallError, match="malformed response"):
+        make_model(server).complete(ask("x"))
+    server.script(Reply(body="<html>proxy error</html>"))
+    with pytest.raises(ModelCallError, match="not JSON"):
+        make_model(server).complete(ask("x"))
+
+
+def test_concurrency_is_bounded_by_max_connections(server):
+    server.script(*[Reply(delay=0.15)] * 8)
+    model = make_model(server, max_connections=2)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda i: model.complete(ask(f"q{i}")).text, range(8)))
+    assert answers == [f"echo: q{i}" for i in range(8)]
+    assert server.peak_in_flight == 2
+
+
+def test_settings_from_environment(monkeypatch, server):
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url + "/")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    monkeypatch.setenv("AMNESIA_MODEL", "env-model")
+    settings_ = OpenAISettings.from_env(max_connections=3, timeout=None)
+    assert (settings_.model, settings_.base_url, settings_.api_key) == (
+        "env-model",
+        server.base_url,
+        "sk-env",
+    )
+    assert settings_.max_connections == 3 and settings_.timeout == 60.0
+    # Explicit arguments win over the environment.
+    assert OpenAISettings.from_env("flag-model", api_key="sk-flag").api_key == "sk-flag"
+    OpenAICompatModel(settings_).complete(ask("env"))
+    assert server.requests[0]["model"] == "env-model"
+    assert server.headers[0]["authorization"] == "Bearer sk-env"
+
+
+def test_bad_settings_are_one_line_config_errors(monkeypatch):
+    monkeypatch.delenv("AMNESIA_MODEL", raising=False)
+    with pytest.raises(ModelConfigError, match="model: missing"):
+        OpenAISettings.from_env()
+    with pytest.raises(ModelConfigError, match="max_connections: must be >= 1, got 0"):
+        OpenAISettings.from_env("m", max_connections=0)
+
+
+# --- the response cache -------------------------------------------------------------------------------------
+
+
+def cached(server: StubServer, path: Path, epoch: int = 0) -> CachedModel:
+    return CachedModel(make_model(server), ResponseCache(path), epoch=epoch)
+
+
+def test_cache_hit_makes_no_new_call_even_in_a_new_process_state(server, tmp_path):
+    db = tmp_path / "responses.sqlite3"
+    first = cached(server, db)
+    miss = first.complete(ask("What is the drink?"))
+    hit = first.complete(ask("What is the drink?"))
+    assert len(server.requests) == 1
+    assert (miss.cached, hit.cached) == (False, True)
+    assert (hit.text, hit.prompt_tokens, hit.completion_tokens) == (miss.text, 11, 3)
+    assert (first.hits, first.misses) == (1, 1)
+    # A re-run (fresh adapter and cache objects over the same file) is served entirely from disk.
+    rerun = cached(server, db)
+    assert rerun.complete(ask("What is the drink?")).cached
+    assert len(server.requests) == 1
+
+
+def test_cache_key_covers_messages_seed_epoch_and_sampling(server, tmp_path):
+    db = tmp_path / "responses.sqlite3"
+    model = cached(server, db)
+    model.complete(ask("a"))
+    model.complete(ask("b"))
+    model.complete(ask("a", seed=1))
+    cached(server, db, epoch=1).complete(ask("a"))
+    warmer = CachedModel(make_model(server, temperature=0.7), ResponseCache(db))
+    warmer.complete(ask("a"))
+    assert len(server.requests) == 5
+    assert len(ResponseCache(db)) == 5
+
+
+def test_failed_calls_are_not_cached(server, tmp_path):
+    server.script(*[Reply(500, {"error": "down"})] * 4)
+    model = cached(server, tmp_path / "c.sqlite3")
+    with pytest.raises(ModelCallError):
+        model.complete(ask("x"))
+    assert model.complete(ask("x")).cached is False
+    assert len(server.requests) == 5
+
+
+def test_cached_model_pickles_without_its_connection(server, tmp_path):
+    import pickle
+
+    model = cached(server, tmp_path / "c.sqlite3")
+    model.complete(ask("x"))
+    clone = pickle.loads(pickle.dumps(model))
+    assert clone.complete(ask("x")).cached
+    assert clone.describe()["cache"]["epoch"] == 0
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(payload=st.dictionaries(st.text(max_size=6), json_values, max_size=5), epoch=st.integers(0, 3))
+def test_request_key_ignores_dict_order_and_separates_epochs(payload, epoch):
+    reordered = dict(reversed(list(payload.items())))
+    assert request_key(payload, epoch) == request_key(reordered, epoch)
+    assert request_key(payload, epoch) != request_key(payload, epoch + 1)
+    assert request_key(json.loads(json.dumps(payload)), epoch) == request_key(payload, epoch)

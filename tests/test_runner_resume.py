@@ -1,0 +1,91 @@
+"""A killed run, resumed, ends with the logs of an uninterrupted run: no duplicate, no missing record."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from runner_support import run_logs, write_tasks
+from typer.testing import CliRunner
+
+from runners.cli import app
+from runners.logwriter import is_finished
+from runners.taskgen import generate
+
+ARMS = "no-memory,full-memory,amnesia"
+CLI = "from runners.cli import main; main()"
+
+
+def _args(tasks: Path, out: Path) -> list[str]:
+    return ["run", "--no-progress", "--no-report", "--tasks", str(tasks), "--arms", ARMS, "--out", str(out)]
+
+
+def _kill_mid_run(tasks: Path, out: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", CLI, *_args(tasks, out)], env=env, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            logs = list((out / "logs").rglob("*.jsonl")) if (out / "logs").exists() else []
+            if len(logs) >= 20:
+                break
+            time.sleep(0.01)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def test_resume_after_a_kill_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 30, seed=5)]
+    tasks = write_tasks(tmp_path / "tasks", generated)
+    out = tmp_path / "killed"
+    _kill_mid_run(tasks, out)
+    logs = sorted((out / "logs").rglob("*.jsonl"))
+    assert logs, "the run was killed before writing any log"
+    # Make sure resume has repair work whatever moment the kill hit: a record cut in half, a missing task_end.
+    cut, unended = logs[0], logs[1]
+    text = cut.read_text(encoding="utf-8")
+    cut.write_text(text[: len(text) // 2], encoding="utf-8")
+    lines = unended.read_text(encoding="utf-8").splitlines(keepends=True)
+    unended.write_text("".join(lines[:-1]), encoding="utf-8")
+    assert not is_finished(cut) and not is_finished(unended)
+    manifest_before = (out / "manifest.json").read_text()
+
+    result = CliRunner().invoke(app, [*_args(tasks, out), "--resume"])
+    assert result.exit_code == 0, result.output
+    assert "skipped" in result.output
+    assert (out / "manifest.json").read_text() == manifest_before
+
+    reference = tmp_path / "reference"
+    assert CliRunner().invoke(app, _args(tasks, reference)).exit_code == 0
+    assert run_logs(out) == run_logs(reference)
+    for log in (out / "logs").rglob("*.jsonl"):
+        seqs = [json.loads(line)["seq"] for line in log.read_text().splitlines()]
+        assert seqs == list(range(len(seqs)))
+
+
+def test_resume_refuses_a_run_folder_made_with_other_settings(tmp_path: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks", generate("harmful", 2, seed=1))
+    out = tmp_path / "run"
+    assert CliRunner().invoke(app, _args(tasks, out)).exit_code == 0
+    result = CliRunner().invoke(app, [*_args(tasks, out), "--resume", "--seed", "7"])
+    assert result.exit_code == 2
+    assert "cannot resume: seed differs" in result.output
+
+
+def test_resume_of_a_finished_run_replays_nothing(tmp_path: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks", generate("helpful", 3, seed=1))
+    out = tmp_path / "run"
+    assert CliRunner().invoke(app, _args(tasks, out)).exit_code == 0
+    before = {p: p.stat().st_mtime_ns for p in (out / "logs").rglob("*.jsonl")}
+    result = CliRunner().invoke(app, [*_args(tasks, out), "--resume"])
+    assert result.exit_code == 0 and "0 pairs run, 9 skipped" in result.output
+    assert before == {p: p.stat().st_mtime_ns for p in (out / "logs").rglob("*.jsonl")}
