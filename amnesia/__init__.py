@@ -7,6 +7,7 @@ from amnesia.engine import Amnesia
 from amnesia.errors import (
     AmnesiaError,
     CapacityExceeded,
+    InjectionRefused,
     InvalidInput,
     NotFound,
     NotRestorable,
@@ -39,6 +40,7 @@ __all__ = [
     "Injection",
     "InjectionDecision",
     "InjectionPlan",
+    "InjectionRefused",
     "InvalidInput",
     "MemoryItem",
     "MemoryView",

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import click
 import typer
 
 from amnesia import Amnesia, Config, SQLiteStore, SystemClock
@@ -31,7 +30,6 @@ CurveChoice = Literal["flat", "linear", "ebbinghaus"]
 app = typer.Typer(
     name="dsh-memory-forget",
     help="Amnesia: agent memory in which every item has a shelf life (TTL, decay, audit).",
-    no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
@@ -72,17 +70,17 @@ class CliState:
 
 
 def _state(ctx: typer.Context) -> CliState:
-    return ctx.ensure_object(CliState)
+    return ctx.obj  # set by global_options, which runs before every command
 
 
 @app.callback()
 def global_options(
     ctx: typer.Context,
     db: Annotated[
-        Path | None, typer.Option("--db", help="SQLite file [default: ~/.amnesia/memory.db or $AMNESIA_DB]")
+        Path | None, typer.Option("--db", help="SQLite file (default: ~/.amnesia/memory.db or $AMNESIA_DB)")
     ] = None,
     config_file: Annotated[
-        Path | None, typer.Option("--config", help="YAML or TOML config file [or $AMNESIA_CONFIG]")
+        Path | None, typer.Option("--config", help="YAML or TOML config file (or $AMNESIA_CONFIG)")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON views instead of text.")] = False,
 ) -> None:
@@ -116,7 +114,7 @@ def remember(
     ctx: typer.Context,
     content: Annotated[str, typer.Argument(help="One short sentence to remember.")],
     ttl: Annotated[
-        str | None, typer.Option(help="Shelf life, e.g. 15m, 2h30m, 7d, 1w [default: config]")
+        str | None, typer.Option(help="Shelf life, e.g. 15m, 2h30m, 7d, 1w (default: from config)")
     ] = None,
     kind: Annotated[KindChoice, typer.Option()] = "fact",
     scope: Annotated[ScopeChoice, typer.Option()] = "workspace",
@@ -138,6 +136,8 @@ def remember(
     # No --ttl: the configured default, except that a pin without a ttl is kept until forgotten.
     options: dict[str, Any] = {"ttl": None} if pin else {}
     if ttl is not None:
+        if pin:  # seed §6.3: a pin is kept until forgotten, so a ttl with it is a contradiction
+            raise InvalidInput("--ttl: a pinned memory is kept until forgotten; drop --ttl or --pin")
         options["ttl"] = parse_duration(ttl, field="--ttl")
     with state.engine() as engine:
         view = engine.remember(
@@ -264,7 +264,7 @@ def restore(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar
 @app.command()
 def preview(
     ctx: typer.Context,
-    budget: Annotated[int | None, typer.Option(min=0, help="Token budget [default: config].")] = None,
+    budget: Annotated[int | None, typer.Option(min=0, help="Token budget (default: from config).")] = None,
     owner: Annotated[str | None, typer.Option(help="Preview for the main agent in this session.")] = None,
 ) -> None:
     """Dry run of injection: the block a prompt would get and why each item is in or out (renews nothing)."""
@@ -336,16 +336,15 @@ def _fail(message: str) -> int:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (errors become one stderr line and code 2)."""
+    args = list(sys.argv[1:] if argv is None else argv)
     command = typer.main.get_command(app)
     try:
-        result = command.main(args=list(argv) if argv is not None else None, standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        print(exc.ctx.get_help() if exc.ctx else exc.format_message())
-        return 0
-    except click.ClickException as exc:
-        return _fail(exc.format_message())
-    except click.exceptions.Abort:
+        # No arguments at all: show the help (exit 0) rather than a usage error.
+        result = command.main(args=args or ["--help"], prog_name=app.info.name, standalone_mode=False)
+    except typer.Abort:
         return _fail("aborted")
+    except typer.TyperException as exc:  # usage errors: unknown command/option, bad or missing value
+        return _fail(exc.format_message())
     except (AmnesiaError, ValueError, OSError, sqlite3.Error) as exc:
         return _fail(str(exc))
     return result if isinstance(result, int) else 0

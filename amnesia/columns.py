@@ -134,12 +134,38 @@ class ItemColumns:
             )
         return mask
 
-    def injection_order(self, mask: np.ndarray, strengths: np.ndarray) -> np.ndarray:
-        """Slots in `mask`, pinned first, then strength desc, last access desc, newest first, write order."""
-        slots = np.flatnonzero(mask)
+    def injection_order(self, slots: np.ndarray, strengths: np.ndarray) -> np.ndarray:
+        """`slots` sorted pinned first, then strength desc, last access desc, newest first, write order."""
         primary = strengths[slots] + 2.0 * self.pinned[slots]
         order = np.lexsort((self.seq[slots], -self.created[slots], -self.anchor[slots], -primary))
         return slots[order]
+
+    def strongest(
+        self, slots: np.ndarray, strengths: np.ndarray, count: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Split `slots` into the `count` that come first in injection order and the rest, without sorting
+        everything: one partition per sort key, descending into the ties at the cut only when needed (a store
+        written in one instant is all ties on strength)."""
+        if len(slots) <= count:
+            return slots, slots[:0]
+        keys = (  # larger first, in injection-order priority
+            strengths + 2.0 * self.pinned[: len(strengths)],
+            self.anchor[: len(strengths)],
+            self.created[: len(strengths)],
+            -self.seq[: len(strengths)],
+        )
+        chosen: list[np.ndarray] = []
+        pool, wanted = slots, count
+        for key in keys:
+            values = key[pool]
+            cut = np.partition(values, len(values) - wanted)[len(values) - wanted]
+            chosen.append(pool[values > cut])
+            pool, wanted = pool[values == cut], wanted - int((values > cut).sum())
+            if len(pool) <= wanted:
+                break
+        chosen.append(pool[:wanted])  # seq is unique, so the pool fits exactly by now
+        head = np.concatenate(chosen)
+        return head, np.setdiff1d(slots, head, assume_unique=True)
 
     def eviction_order(self, strengths: np.ndarray) -> np.ndarray:
         """Unpinned live slots, weakest first (then least recently used, then oldest write)."""
@@ -148,9 +174,11 @@ class ItemColumns:
         order = np.lexsort((self.seq[slots], self.anchor[slots], strengths[slots]))
         return slots[order]
 
-    def forget_times(self, forgotten_strength: float, decay_k: float) -> np.ndarray:
-        """When each unpinned live item will be forgotten if nobody touches it (inf: never)."""
-        n = self.used
-        idle = idle_forget_after(self.base[:n], self.ttl[:n], self.curve[:n], forgotten_strength, decay_k)
-        when = np.minimum(self.anchor[:n] + idle, self.expires[:n])
-        return np.where(self.alive[:n] & ~self.pinned[:n] & self.auto_expire, when, np.inf)
+    def forget_times(
+        self, forgotten_strength: float, decay_k: float, slots: np.ndarray | None = None
+    ) -> np.ndarray:
+        """When each unpinned live item (of `slots`, default all) will be forgotten untouched (inf: never)."""
+        at = slice(0, self.used) if slots is None else slots
+        idle = idle_forget_after(self.base[at], self.ttl[at], self.curve[at], forgotten_strength, decay_k)
+        when = np.minimum(self.anchor[at] + idle, self.expires[at])
+        return np.where(self.alive[at] & ~self.pinned[at] & self.auto_expire, when, np.inf)

@@ -22,6 +22,7 @@ RenewOnInject = Literal["full", "used", "none"]
 RENEW_MODES: tuple[str, ...] = get_args(RenewOnInject)
 ENV_PREFIX = "AMNESIA_"
 DEFAULT_DB_PATH = "~/.amnesia/memory.db"
+MAX_CONFIG_BYTES = 1024 * 1024
 
 _DURATION_FIELDS = {"default_ttl", "audit_retention", "sweep_interval", "untrusted_max_ttl", "lock_timeout"}
 _BOOL_WORDS = {
@@ -67,6 +68,9 @@ class Config:
     db_path: str = DEFAULT_DB_PATH  # SQLite store location (env AMNESIA_DB also works)
 
     def __post_init__(self) -> None:
+        # Accept what files, env vars and callers naturally give ("7d", "true", "2000") and check it.
+        for spec in fields(self):
+            object.__setattr__(self, spec.name, _coerce(spec.name, getattr(self, spec.name), spec.default))
         self.validate()
 
     def validate(self) -> None:
@@ -114,15 +118,12 @@ class Config:
         cls, data: Mapping[str, Any], *, base: Config | None = None, origin: str = "config"
     ) -> Config:
         """Build from plain values (strings allowed, e.g. env or CLI); `origin` prefixes error messages."""
-        start = base or cls()
-        known = {f.name: f for f in fields(cls)}
-        changes: dict[str, Any] = {}
-        for name, raw in data.items():
+        known = {f.name for f in fields(cls)}
+        for name in data:
             if name not in known:
                 raise InvalidInput(f"{origin}: {name}: unknown config key")
-            changes[name] = _coerce(name, raw, getattr(start, name), origin)
         try:
-            return replace(start, **changes)
+            return replace(base or cls(), **data)
         except InvalidInput as error:
             raise InvalidInput(f"{origin}: {error}") from None
 
@@ -131,6 +132,11 @@ class Config:
         """YAML (.yaml/.yml) or TOML (.toml). A TOML file may nest the keys under [amnesia]."""
         file = Path(path)
         try:
+            size = file.stat().st_size
+            if size > MAX_CONFIG_BYTES:  # a config is a few lines; a huge file is a mistake or an attack
+                raise InvalidInput(
+                    f"{file}: config file is {size} bytes, over the {MAX_CONFIG_BYTES}-byte limit"
+                )
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise InvalidInput(f"{file}: cannot read config file ({error.__class__.__name__})") from None
@@ -150,17 +156,28 @@ class Config:
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             where = f"{file}:{mark.line + 1}" if mark else str(file)
-            raise InvalidInput(f"{where}: invalid YAML: {getattr(error, 'problem', error)}") from None
+            problem = str(getattr(error, "problem", None) or error).splitlines()[0]
+            raise InvalidInput(f"{where}: invalid YAML: {problem}") from None
+        return cls._from_yaml_node(node, file, base)
+
+    @classmethod
+    def _from_yaml_node(cls, node: yaml.Node | None, file: Path, base: Config | None) -> Config:
         if node is None:
             return base or cls()
         if not isinstance(node, yaml.MappingNode):
             raise InvalidInput(f"{file}:{node.start_mark.line + 1}: expected a mapping of config keys")
+        for key_node, value_node in node.value:  # a shared file keeps its keys under `amnesia:`
+            if key_node.value == "amnesia" and isinstance(value_node, yaml.MappingNode):
+                return cls._from_yaml_node(value_node, file, base)
         config = base or cls()
         for key_node, value_node in node.value:
-            if value_node.tag == "tag:yaml.org,2002:map" and key_node.value == "amnesia":
-                return cls._from_yaml(yaml.serialize(value_node), file, base)
-            value = yaml.safe_load(yaml.serialize(value_node))
             origin = f"{file}:{key_node.start_mark.line + 1}"
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise InvalidInput(f"{origin}: config keys must be plain names")
+            try:
+                value = yaml.safe_load(yaml.serialize(value_node))
+            except yaml.YAMLError:
+                raise InvalidInput(f"{origin}: {key_node.value}: unreadable YAML value") from None
             config = cls.from_mapping({key_node.value: value}, base=config, origin=origin)
         return config
 
@@ -209,15 +226,17 @@ def _as_mapping(data: Any, origin: str) -> Mapping[str, Any]:
     return data
 
 
-def _coerce(name: str, raw: Any, current: Any, origin: str) -> Any:
+def _coerce(name: str, raw: Any, current: Any) -> Any:
+    """`raw` converted to the type of the field's default `current`, or a one-line InvalidInput."""
+
     def bad(expected: str) -> InvalidInput:
-        return InvalidInput(f"{origin}: {name}: expected {expected}, got {raw!r}")
+        return InvalidInput(f"{name}: expected {expected}, got {raw!r}")
 
     if name in _DURATION_FIELDS:
         try:
             return parse_duration(raw, field=name)
         except ValueError as error:
-            raise InvalidInput(f"{origin}: {error}") from None
+            raise InvalidInput(str(error)) from None
     if isinstance(current, bool):
         if isinstance(raw, bool):
             return raw
@@ -229,7 +248,7 @@ def _coerce(name: str, raw: Any, current: Any, origin: str) -> Any:
             raise bad("an integer")
         try:
             number = int(raw) if not isinstance(raw, float) or raw.is_integer() else None
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             number = None
         if number is None:
             raise bad("an integer")

@@ -17,8 +17,8 @@ has passed. Which trigger fires first with base strength 1 and the default thres
     linear      stale after 0.70*ttl; forgotten after 0.95*ttl ("stale": decayed out)
     ebbinghaus  stale after ln(1/0.3)/3*ttl ≈ 0.4013*ttl; forgotten after ln(20)/3*ttl ≈ 0.9986*ttl ("stale")
 
-Thresholds are strict: s == stale_strength is still active. The same formulas run on floats (one item) and on
-numpy arrays (the whole store at once, for selection and sweeps over 10^5 items).
+Thresholds are strict: s == stale_strength is still active. The formulas exist in a scalar form (one item)
+and a numpy form (the whole store at once, for selection and sweeps over 10^5 items); tests check they agree.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ FLAT, LINEAR, EBBINGHAUS = 0, 1, 2
 
 
 def decayed(base, age, ttl, curve, pinned, k: float):
-    """Current strength for base strength(s) `base` after `age` seconds idle. `ttl` is inf when absent.
-    Works element-wise on numpy arrays; pass floats for a single item."""
+    """Current strengths for base strengths `base` after `age` seconds idle (numpy arrays; `ttl` inf when
+    absent, `curve` as CURVE_CODES). `strength()` is the single-item form; a test checks they agree."""
     age = np.maximum(age, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(np.isfinite(ttl), age / ttl, 0.0)
@@ -60,20 +60,31 @@ def idle_forget_after(base, ttl, curve, forgotten_strength: float, k: float):
         return np.where(np.isfinite(ttl), ttl * np.clip(fraction, 0.0, 1.0), np.inf)
 
 
+def idle_fraction(base: float, curve: str, threshold: float, k: float) -> float:
+    """Fraction of the ttl an item idles before its strength falls below `threshold` (scalar twin of
+    `idle_forget_after`: numpy is slow on single values; a test checks they agree)."""
+    if curve == "ebbinghaus":
+        fraction = math.log(max(base, 1e-300) / threshold) / k
+    elif curve == "linear":
+        fraction = 1.0 - threshold / max(base, 1e-300)
+    else:
+        fraction = 1.0
+    return min(1.0, max(0.0, fraction))
+
+
 def strength(item: MemoryItem, now: float, config: Config) -> float:
     """The item's current strength (pure: nothing is written back)."""
-    if not config.auto_expire:
-        return item.strength
-    return float(
-        decayed(
-            item.strength,
-            now - item.last_accessed_at,
-            math.inf if item.ttl is None else item.ttl,
-            CURVE_CODES[item.curve],
-            item.pinned or item.ttl is None,
-            config.decay_k,
-        )
-    )
+    base = min(1.0, max(0.0, item.strength))
+    if not config.auto_expire or item.pinned or item.ttl is None:
+        return base
+    ratio = max(0.0, now - item.last_accessed_at) / item.ttl
+    if ratio >= 1.0:
+        return 0.0
+    if item.curve == "ebbinghaus":
+        return base * math.exp(-ratio * config.decay_k)
+    if item.curve == "linear":
+        return base * (1.0 - ratio)
+    return base
 
 
 def due_reason(item: MemoryItem, now: float, config: Config) -> str | None:
@@ -102,10 +113,8 @@ def forget_at(item: MemoryItem, config: Config) -> float | None:
         return None
     when = math.inf
     if item.ttl is not None:
-        idle = idle_forget_after(
-            item.strength, item.ttl, CURVE_CODES[item.curve], config.forgotten_strength, config.decay_k
-        )
-        when = item.last_accessed_at + float(idle)
+        idle = item.ttl * idle_fraction(item.strength, item.curve, config.forgotten_strength, config.decay_k)
+        when = item.last_accessed_at + idle
     if item.expires_at is not None:
         when = min(when, item.expires_at)
     return None if math.isinf(when) else when

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from amnesia import decay
-from amnesia.audit import FORGET_REASONS, RESTORED, AuditEntry, content_hash
+from amnesia.audit import FORGET_REASONS, RESTORED, AuditEntry, ContentHasher
 from amnesia.clock import Clock, SystemClock
 from amnesia.columns import ItemColumns
 from amnesia.config import Config
@@ -26,7 +26,7 @@ from amnesia.durations import parse_duration
 from amnesia.errors import CapacityExceeded, InvalidInput, NotFound, NotRestorable
 from amnesia.events import EventBus, Listener
 from amnesia.item import KINDS, SCOPES, SOURCES, MemoryItem, check_choice, normalize_tags, validate_item
-from amnesia.safety import refuse_secrets
+from amnesia.safety import refuse_injection, refuse_secrets
 from amnesia.selection import Candidate, Selection, duration_tokens, fill_budget
 from amnesia.stores.base import Store
 from amnesia.stores.memory import InMemoryStore
@@ -45,6 +45,7 @@ from amnesia.views import (
 
 _DEFAULT = object()  # "argument not given" (None is a meaningful ttl: no expiry, pinned only)
 RECENT_FORGETS = 5
+HEAD_CANDIDATES = 1024  # injection candidates sorted up front; the rest only if the budget still has room
 
 
 def random_id() -> str:
@@ -67,12 +68,14 @@ class Amnesia:
         self.workspace_id = workspace_id
         self._new_id = id_factory or random_id
         self._events = EventBus()
+        self._hash = ContentHasher(self.store.secret)
         self._last_injection: dict[str, Any] | None = None
         self._load()
 
     # ------------------------------------------------------------------ state
     def _load(self) -> None:
         self._items: dict[str, MemoryItem] = {}
+        self._ids_by_key: dict[str, set[str]] = {}
         self._columns = ItemColumns(auto_expire=self.config.auto_expire)
         self._bytes = 0
         for item in self.store.load_items(self.workspace_id):
@@ -82,12 +85,16 @@ class Amnesia:
         previous = self._items.get(item.id)
         self._bytes += item.size_bytes - (previous.size_bytes if previous else 0)
         self._items[item.id] = item
+        if item.key is not None:
+            self._ids_by_key.setdefault(item.key, set()).add(item.id)
         self._columns.upsert(item)
 
     def _uncache(self, item_id: str) -> None:
         item = self._items.pop(item_id, None)
         if item is not None:
             self._bytes -= item.size_bytes
+            if item.key is not None:
+                self._ids_by_key[item.key].discard(item_id)
             self._columns.remove(item_id)
 
     def _sync(self) -> None:
@@ -160,10 +167,16 @@ class Amnesia:
     ) -> MemoryItem:
         if not isinstance(content, str):
             raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError as error:  # lone surrogates: undecodable bytes smuggled into a str
+            raise InvalidInput(f"content: not valid UTF-8 text (character {error.start})") from None
         refuse_secrets(content)
         check_choice("kind", kind, KINDS)
         check_choice("source", source, SOURCES)
         check_choice("scope", scope, SCOPES)
+        if source != "user":  # text a tool or web page produced must not smuggle instructions into prompts
+            refuse_injection(content)
         if not isinstance(pin, bool):
             raise InvalidInput(f"pin: expected true or false, got {pin!r}")
         if pin and source == "auto":
@@ -225,14 +238,11 @@ class Amnesia:
                 raise NotFound(f"supersedes: no live memory with id {item.supersedes!r}")
             targets.append(target)
         if item.key is not None:
-            targets += [
-                other
-                for other in self._items.values()
-                if other.key == item.key
-                and other.scope == item.scope
-                and other.owner_id == item.owner_id
-                and other not in targets
-            ]
+            chosen = {target.id for target in targets}
+            for other_id in sorted(self._ids_by_key.get(item.key, ())):
+                other = self._items[other_id]
+                if other.scope == item.scope and other.owner_id == item.owner_id and other_id not in chosen:
+                    targets.append(other)
         if item.untrusted:
             for target in targets:
                 if target.source == "user":
@@ -248,6 +258,7 @@ class Amnesia:
         if self._bytes - freed + item.size_bytes <= limit:
             return []
         self._forget_due(now)  # what is due goes first, under its own reason
+        freed = sum(target.size_bytes for target in retired if target.id in self._items)
         deficit = self._bytes - freed + item.size_bytes - limit
         if deficit <= 0:
             return []
@@ -264,15 +275,14 @@ class Amnesia:
                 return victims
         raise CapacityExceeded(
             f"capacity: a {item.size_bytes}-byte memory does not fit max_store_bytes ({limit}) even after "
-            "evicting "
-            "every unpinned memory; nothing was dropped — unpin or forget something first"
+            "evicting every unpinned memory; nothing was dropped — unpin or forget something first"
         )
 
     def _write(
         self, item: MemoryItem, retired: list[MemoryItem], evicted: list[MemoryItem], now: float
     ) -> MemoryView:
-        entries = [self._audit_entry(old, "superseded", now) for old in retired]
-        entries += [self._audit_entry(old, "evicted", now) for old in evicted]
+        gone = [*retired, *evicted]
+        entries = self._audit_entries(gone, ["superseded"] * len(retired) + ["evicted"] * len(evicted), now)
         deleted = set(self.store.commit(self.workspace_id, forget=entries, save=[item]))
         self._after_forget([e for e in entries if e.item_id in deleted])
         self._cache(item)
@@ -281,7 +291,8 @@ class Amnesia:
             superseded=tuple(old.id for old in retired),
             evicted=tuple(old.id for old in evicted),
         )
-        self._events.emit("written", view.to_dict())
+        if self._events.has_listeners("written"):
+            self._events.emit("written", view.to_dict())
         return view
 
     # ------------------------------------------------------------------ forgetting
@@ -344,20 +355,27 @@ class Amnesia:
         ids = self._forget_items(targets, "agent-disposed", self.clock.now())
         return ForgetSummary(len(ids), tuple(ids), "agent-disposed")
 
-    def _audit_entry(self, item: MemoryItem, reason: str, now: float) -> AuditEntry:
-        return AuditEntry(
-            item_id=item.id,
-            kind=item.kind,
-            reason=reason,
-            at=now,
-            content_hash=content_hash(self.store.secret, item.content),
-            workspace_id=self.workspace_id,
-            scope=item.scope,
-            owner_id=item.owner_id,
-            key=item.key,
-            ttl=item.ttl,
-            content=item.content if self.config.restorable else None,
-        )
+    def _audit_entries(
+        self, items: Sequence[MemoryItem], reasons: Sequence[str], now: float
+    ) -> list[AuditEntry]:
+        # One tight comprehension: a sweep may audit tens of thousands of items at once.
+        digest, workspace, keep = self._hash, self.workspace_id, self.config.restorable
+        return [
+            AuditEntry(
+                item.id,
+                item.kind,
+                why,
+                now,
+                digest(item.content),
+                workspace,
+                item.scope,
+                item.owner_id,
+                item.key,
+                item.ttl,
+                item.content if keep else None,
+            )
+            for item, why in zip(items, reasons, strict=True)
+        ]
 
     def _forget_items(
         self, items: Sequence[MemoryItem], reason: str | Sequence[str], now: float
@@ -365,7 +383,7 @@ class Amnesia:
         if not items:
             return []
         reasons = [reason] * len(items) if isinstance(reason, str) else list(reason)
-        entries = [self._audit_entry(item, why, now) for item, why in zip(items, reasons, strict=True)]
+        entries = self._audit_entries(items, reasons, now)
         deleted = set(self.store.commit(self.workspace_id, forget=entries))
         done = [e for e in entries if e.item_id in deleted]
         self._after_forget(done)
@@ -468,7 +486,7 @@ class Amnesia:
         now = self.clock.now()
         strengths, _, _ = self._forget_due(now)
         visible = self._columns.visible(owner_id, include_workspace)
-        ordered = self._columns.injection_order(visible, strengths)
+        ordered = self._columns.injection_order(np.flatnonzero(visible), strengths)
         hits: list[MemoryItem] = []
         for slot in ordered:
             item = self._items[self._columns.ids[slot]]  # type: ignore[index]
@@ -494,20 +512,30 @@ class Amnesia:
         if not self.config.prompt_section_enabled:
             return fill_budget((), np.zeros(0), budget, now), budget, excluded
         columns = self._columns
-        ordered = columns.injection_order(visible & ~stale, strengths)
-        forget_times = columns.forget_times(self.config.forgotten_strength, self.config.decay_k)
-        remaining = forget_times[ordered] - now
+        head, rest = columns.strongest(np.flatnonzero(visible & ~stale), strengths, HEAD_CANDIDATES)
+        ordered = columns.injection_order(head, strengths)  # more than HEAD_CANDIDATES when ties are wide
+        selection = self._fill(ordered[:HEAD_CANDIDATES], strengths, budget, now)
+        later = np.concatenate([ordered[HEAD_CANDIDATES:], rest])
+        unsorted = len(later)
+        # Later candidates rank below every one walked so far: they matter only if one could still fit.
+        if unsorted and (
+            selection.remaining >= int(columns.line_tokens[later].min()) + 2 or columns.pinned[later].any()
+        ):
+            everything = np.concatenate([ordered, columns.injection_order(rest, strengths)])
+            selection, unsorted = self._fill(everything, strengths, budget, now), 0
+        excluded["not_reached"] = selection.not_reached + unsorted
+        return selection, budget, excluded
+
+    def _fill(self, ordered: np.ndarray, strengths: np.ndarray, budget: int, now: float) -> Selection:
+        columns = self._columns
+        forget_times = columns.forget_times(self.config.forgotten_strength, self.config.decay_k, ordered)
+        remaining = np.where(np.isfinite(forget_times), forget_times - now, 0.0)
         costs = (
             columns.line_tokens[ordered]
             + duration_tokens(now - columns.created[ordered])
-            + np.where(
-                np.isfinite(remaining), duration_tokens(np.where(np.isfinite(remaining), remaining, 0)), 0
-            )
+            + np.where(np.isfinite(forget_times), duration_tokens(remaining), 0)
         )
-        candidates = _LazyCandidates(self, ordered, strengths, forget_times)
-        selection = fill_budget(candidates, costs, budget, now)
-        excluded["not_reached"] = selection.not_reached
-        return selection, budget, excluded
+        return fill_budget(_LazyCandidates(self, ordered, strengths, forget_times), costs, budget, now)
 
     def preview(
         self, budget_tokens: int | None = None, *, owner_id: str | None = None, include_workspace: bool = True
@@ -635,14 +663,10 @@ class Amnesia:
     def _stale_at(self, item: MemoryItem) -> float | None:
         if item.pinned or item.ttl is None or not self.config.auto_expire or item.curve == "flat":
             return None
-        idle = decay.idle_forget_after(
-            item.strength,
-            item.ttl,
-            decay.CURVE_CODES[item.curve],
-            self.config.stale_strength,
-            self.config.decay_k,
+        fraction = decay.idle_fraction(
+            item.strength, item.curve, self.config.stale_strength, self.config.decay_k
         )
-        return item.last_accessed_at + float(idle)
+        return item.last_accessed_at + item.ttl * fraction
 
     def plugs(self, scope: str | None = None) -> list[PlugView]:
         """Every live memory of the workspace (all scopes unless `scope` is given), in write order."""
@@ -688,6 +712,8 @@ class Amnesia:
         self._sync()
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise InvalidInput(f"limit: expected a non-negative integer, got {limit!r}")
+        if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float))):
+            raise InvalidInput(f"since: expected a time in seconds, got {since!r}")
         self._prune_audit(self.clock.now())
         return self.store.audit_entries(self.workspace_id, limit=limit, since=since)
 
@@ -695,7 +721,7 @@ class Amnesia:
         """Forget entries whose item had exactly this content (recomputes the keyed hash)."""
         if not isinstance(text, str):
             raise InvalidInput("text: expected a string")
-        entries = self.store.audit_by_hash(self.workspace_id, content_hash(self.store.secret, text))
+        entries = self.store.audit_by_hash(self.workspace_id, self._hash(text))
         return [entry for entry in entries if entry.reason in FORGET_REASONS]
 
     def _prune_audit(self, now: float) -> int:
@@ -851,7 +877,7 @@ class _LazyCandidates(Sequence[Candidate]):
             return [self[i] for i in range(*index.indices(len(self)))]
         slot = self._slots[index]
         item = self._engine._items[self._engine._columns.ids[slot]]  # type: ignore[index]
-        when = float(self._forget_times[slot])
+        when = float(self._forget_times[index])
         return Candidate(item, float(self._strengths[slot]), None if math.isinf(when) else when)
 
 

@@ -35,3 +35,15 @@ class NotRestorable(AmnesiaError):
 
 class StoreBusy(AmnesiaError):
     """The database stayed locked by another process for longer than the configured lock timeout."""
+
+
+class InjectionRefused(InvalidInput):
+    """Text from a tool or web page (source tool/auto) reads like instructions to the model; `rule` names the
+    pattern that fired. Memory is re-read into every later prompt, so such text never enters it."""
+
+    def __init__(self, rule: str) -> None:
+        self.rule = rule
+        super().__init__(
+            f"content refused: untrusted text reads like a prompt injection (rule: {rule}); "
+            "store the fact in your own words"
+        )

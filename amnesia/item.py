@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
 from amnesia.errors import InvalidInput
@@ -58,8 +58,9 @@ class MemoryItem:
         return self.source == "auto"
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {spec.name: getattr(self, spec.name) for spec in fields(self)}
         data["tags"] = list(self.tags)
+        data["source_ref"] = None if self.source_ref is None else dict(self.source_ref)
         return data
 
     @classmethod
@@ -108,6 +109,8 @@ def validate_item(item: MemoryItem, *, max_item_bytes: int) -> None:
     check_choice("scope", item.scope, SCOPES)
     check_choice("source", item.source, SOURCES)
     check_choice("curve", item.curve, CURVES)
+    if item.owner_id is not None and (not isinstance(item.owner_id, str) or not item.owner_id):
+        raise InvalidInput(f"owner_id: expected a non-empty string, got {item.owner_id!r}")
     if item.scope == "workspace" and item.owner_id is not None:
         raise InvalidInput("owner_id: workspace memories have no owner (use scope session or team)")
     if item.scope != "workspace" and not item.owner_id:

@@ -1,12 +1,14 @@
 """Credentials never enter memory (seed 004 §5.5): passwords, API keys, tokens, private keys, card numbers and
-one-time codes are refused with the name of the rule that fired — never with the secret itself."""
+one-time codes are refused with the name of the rule that fired — never with the secret itself. Text from a
+tool or web page that reads like instructions to the model (prompt injection, seed 002) is refused too:
+memory is re-read into every later prompt, so it is an attack surface."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from amnesia.errors import SecretRefused
+from amnesia.errors import InjectionRefused, SecretRefused
 
 
 @dataclass(frozen=True)
@@ -72,3 +74,43 @@ def refuse_secrets(text: str) -> None:
     rule = find_secret_rule(text)
     if rule is not None:
         raise SecretRefused(rule)
+
+
+INJECTION_RULES: dict[str, re.Pattern[str]] = {
+    "injection-ignore-previous": re.compile(
+        r"\b(ignore|disregard|forget|override)\b.{0,20}\b(previous|prior|above|earlier|all)\b.{0,20}"
+        r"\b(instructions?|rules?|prompts?|messages?)\b",
+        re.IGNORECASE,
+    ),
+    "injection-role-override": re.compile(r"\byou are now\b|\bact as (the )?system\b", re.IGNORECASE),
+    "injection-system-prompt": re.compile(
+        r"\b(reveal|print|show|leak)\b.{0,20}\bsystem prompt\b", re.IGNORECASE
+    ),
+    "injection-chat-markup": re.compile(
+        r"<\|(im_start|im_end|system)\|>|\[/?INST\]|<</?SYS>>", re.IGNORECASE
+    ),
+    "injection-new-instructions": re.compile(r"\bnew (system )?instructions?\s*:", re.IGNORECASE),
+    "injection-addressed-to-model": re.compile(
+        r"\b(note|message|instructions?)\s+(to|for)\s+(the\s+)?(ai|assistant|model|llm|chatbot)\b",
+        re.IGNORECASE,
+    ),
+    "injection-zh-ignore": re.compile(
+        r"(忽略|无视|忘记)(之前|以上|先前|前面|所有)的?(指令|规则|说明|提示|设置)"
+    ),
+    "injection-zh-role": re.compile(r"你现在是|从现在起你是"),
+}
+
+
+def find_injection_rule(text: str) -> str | None:
+    """The name of the first prompt-injection pattern the text trips, or None."""
+    for name, pattern in INJECTION_RULES.items():
+        if pattern.search(text):
+            return name
+    return None
+
+
+def refuse_injection(text: str) -> None:
+    """Raise InjectionRefused (naming the rule) if untrusted text reads like instructions to the model."""
+    rule = find_injection_rule(text)
+    if rule is not None:
+        raise InjectionRefused(rule)

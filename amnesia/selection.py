@@ -23,6 +23,7 @@ from amnesia.tokens import count_tokens
 from amnesia.views import InjectionDecision
 
 HEADER_TITLE = "AMNESIA MEMORY"
+EXPLAINED_AFTER_LAST = 20  # skipped candidates after the last one taken that still get a decision line
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Selection:
     block: str
     tokens: int
     not_reached: int = 0  # candidates after the last decision (none of them could fit)
+    remaining: int = 0  # budget tokens left unused (header reserve excluded)
 
 
 def render_line(candidate: Candidate, now: float) -> str:
@@ -89,13 +91,15 @@ def duration_tokens(seconds: np.ndarray) -> np.ndarray:
 def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int, now: float) -> Selection:
     """Greedy fill in candidate order; `costs[i]` is the token count of candidate i's line (see
     `static_line_tokens` + `duration_tokens`), so only the lines that are taken get rendered. Decisions cover
-    every candidate up to the last one taken or reported; later ones are counted in `not_reached`."""
+    every candidate up to the last one taken or reported and EXPLAINED_AFTER_LAST more; later ones are only
+    counted (`not_reached`)."""
     available = budget - header_reserve(budget)
     costs = np.asarray(costs, dtype=np.int64)
-    pending = np.arange(len(costs))
     pinned_count = 0
     while pinned_count < len(costs) and candidates[pinned_count].item.pinned:
         pinned_count += 1
+    everything = np.arange(len(costs))
+    pending = everything[(costs <= available) | (everything < pinned_count)]
     chosen: dict[int, tuple[Candidate, str]] = {}
     overflow: list[int] = []
     while len(pending):
@@ -110,7 +114,7 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
             pending = pending[(costs[pending] <= available) | (pending < pinned_count)]
         elif candidate.item.pinned:
             overflow.append(index)
-    last = max([*chosen, *overflow], default=-1)
+    last = min(len(costs), max([*chosen, *overflow], default=-1) + 1 + EXPLAINED_AFTER_LAST) - 1
     decisions = []
     for index in range(last + 1):
         candidate = candidates[index]
@@ -131,6 +135,7 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
         block,
         tokens,
         len(costs) - (last + 1),
+        available,
     )
 
 

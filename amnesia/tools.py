@@ -26,6 +26,19 @@ if TYPE_CHECKING:
 KINDS = ("fact", "preference", "episode", "task-context")
 SCOPES = ("workspace", "session")
 RECALL_LIMIT_MAX = 20
+# What amnesia_remember answers (seed §6.3: id, ttl, expiry): the model already has the content it just wrote.
+REMEMBER_RESULT_FIELDS = (
+    "id",
+    "kind",
+    "scope",
+    "owner_id",
+    "ttl",
+    "pinned",
+    "expires_at",
+    "key",
+    "superseded",
+    "evicted",
+)
 AUDIT_LIMIT_MAX = 50
 
 _TTL = {
@@ -255,6 +268,8 @@ def _remember(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str,
         )
     if scope == "session" and agent.owner_id is None:
         raise ToolError("scope: there is no current session to write a session memory to", "scope")
+    if args.get("pin") and args.get("ttl") is not None:  # seed §6.3: pin means ttl omitted or null
+        raise ToolError("ttl: a pinned memory is kept until forgotten; omit ttl or pass null", "ttl")
     options: dict[str, Any] = {"ttl": args["ttl"]} if "ttl" in args else {}
     view = engine.remember(
         args["content"],
@@ -268,7 +283,8 @@ def _remember(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str,
         supersedes=args.get("supersedes"),
         **options,
     )
-    return view.to_dict()
+    written = view.to_dict()
+    return {field: written[field] for field in REMEMBER_RESULT_FIELDS}
 
 
 def _forget(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
@@ -301,9 +317,12 @@ def _audit(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, An
 
 
 def _recall(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
-    matches = engine.recall(args["query"], owner_id=agent.owner_id, limit=args.get("limit", 5))
-    if agent.is_sub_agent:
-        matches = [m for m in matches if m.to_dict().get("scope") == "session"]
+    matches = engine.recall(
+        args["query"],
+        owner_id=agent.owner_id,
+        limit=args.get("limit", 5),
+        include_workspace=agent.include_workspace,
+    )
     return {"count": len(matches), "items": [m.to_dict() for m in matches]}
 
 

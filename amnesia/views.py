@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _View):
+        return value.to_dict()
+    if isinstance(value, (tuple, list)):
+        return [_plain(element) for element in value]
+    if isinstance(value, dict):
+        return {key: _plain(element) for key, element in value.items()}
+    return value
 
 
 class _View:
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        """JSON-able dict (tuples become lists, nested views dicts)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

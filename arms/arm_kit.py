@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from amnesia.durations import format_duration
 from amnesia.tokens import count_tokens
-from arms.base import ArmContext, SessionInfo
+from arms.base import ArmBase, ArmContext, SessionInfo
 from runners.taskmodel import ForgetSpec, RememberSpec
 
 T = TypeVar("T")
@@ -123,3 +123,21 @@ class MemoryLog:
 
     def refused(self, *, reason: str, rule: str) -> None:
         self.ctx.log("memory_refused", {"reason": reason, "rule": rule})
+
+
+class OwnStoreArm(ArmBase):
+    """Base of the arms that keep their own store: the task context, the simulated time and the memory log."""
+
+    memlog: MemoryLog
+
+    def start_task(self, ctx: ArmContext) -> None:
+        super().start_task(ctx)
+        self.memlog = MemoryLog(ctx)
+
+    def context(self) -> ArmContext:
+        if self.ctx is None:
+            raise RuntimeError(f"{self.name}: start_task was not called")
+        return self.ctx
+
+    def now(self) -> float:
+        return self.context().clock.now()

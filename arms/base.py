@@ -46,7 +46,7 @@ class ArmContext:
     seed: int  # derived from the run seed and the task id: use it for any randomness (random.Random(seed))
     clock: SimulatedClock  # shared with the runner; arms read it, only the runner moves it
     log: LogFn  # log(record_type, fields): appends one record to the session log
-    workdir: Path  # private scratch folder for this (arm, task), e.g. for a SQLite file
+    workdir: Path  # private scratch folder for this (arm, task), e.g. a SQLite file; created by the arm
     budget_tokens: int  # hard cap on the memory block's tokens
     model: Model | None = None  # for arms with an optional LLM path (extraction, summarising)
 

@@ -37,9 +37,9 @@ from typing import Any
 
 from amnesia.safety import find_secret_rule
 from amnesia.tokens import count_tokens
-from arms.arm_kit import MemoryLog, fit_block, forget_selects, memory_line, scope_for, visible_to
+from arms.arm_kit import OwnStoreArm, fit_block, forget_selects, memory_line, scope_for, visible_to
 from arms.arm_options import check_choice, check_number, options_from
-from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.base import MemoryContext, SessionInfo
 from arms.model_assist import ask_model
 from arms.registry import register_arm, register_variant
 from arms.textnorm import content_terms, dice
@@ -124,7 +124,7 @@ class ForgetCheck:
 
 
 @register_arm("claims")
-class ClaimsArm(ArmBase):
+class ClaimsArm(OwnStoreArm):
     name = "claims"
 
     def __init__(self, **options: Any) -> None:
@@ -138,10 +138,6 @@ class ClaimsArm(ArmBase):
 
     def describe(self) -> dict[str, Any]:
         return {"arm": self.name, "base": "claims", "seed": "004", **asdict(self.config)}
-
-    def start_task(self, ctx: ArmContext) -> None:
-        super().start_task(ctx)
-        self.memlog = MemoryLog(ctx)
 
     def start_session(self, session: SessionInfo) -> None:
         self.session = session
@@ -158,7 +154,7 @@ class ClaimsArm(ArmBase):
             return
         scope, owner = scope_for(spec, session)
         speaker = SPEAKERS.get(spec.source, spec.source)
-        now = self._now()
+        now = self.now()
         subject = self._subject_of(spec, scope, owner, speaker)
         if (
             subject is not None
@@ -242,14 +238,14 @@ class ClaimsArm(ArmBase):
             f"Answer yes or no.\nOLD: {old.text}\nNEW: {new_text}"
         )
         reply = ask_model(
-            self._ctx(), "claims:supersession", prompt, call_seed=self._ctx().seed + self._next_id
+            self.context(), "claims:supersession", prompt, call_seed=self.context().seed + self._next_id
         )
         return reply.strip().lower().startswith("yes")
 
     # --- injection: the MEMORY.md projection
     def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
         session = self._session()
-        now = self._now()
+        now = self.now()
         active = [c for c in self.claims.values() if c.active and visible_to(c.scope, c.owner_id, session)]
         ranked = sorted(active, key=lambda c: (-c.confidence, -c.last_reinforced, c.id))
 
@@ -272,7 +268,7 @@ class ClaimsArm(ArmBase):
                 )
             return "\n".join(lines)
 
-        block, kept = fit_block(render, ranked, self._ctx().budget_tokens)
+        block, kept = fit_block(render, ranked, self.context().budget_tokens)
         items = [{"id": c.id, "tokens": count_tokens(line(c))} for c in kept]
         return MemoryContext(block=block, tokens=count_tokens(block), items=items)
 
@@ -389,14 +385,6 @@ class ClaimsArm(ArmBase):
         if self.session is None:
             raise RuntimeError("claims: called outside a session")
         return self.session
-
-    def _ctx(self) -> ArmContext:
-        if self.ctx is None:
-            raise RuntimeError("claims: start_task was not called")
-        return self.ctx
-
-    def _now(self) -> float:
-        return self._ctx().clock.now()
 
 
 register_variant("claims-oracle-key", "claims", {"supersession": "key"})

@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from amnesia.tokens import count_tokens, has_cjk
-from arms.arm_kit import MemoryLog, fit_block, memory_line, visible_to
+from arms.arm_kit import OwnStoreArm, fit_block, memory_line, visible_to
 from arms.arm_options import check_bool, check_choice, check_int, options_from
-from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.base import ArmContext, MemoryContext, SessionInfo
 from arms.model_assist import ask_model
 from arms.registry import register_arm, register_variant
 from arms.textnorm import STOPWORDS
@@ -56,10 +56,10 @@ _PATH = re.compile(
 _IDENTIFIER = re.compile(
     r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Za-z]+\.[A-Za-z_][\w.]*|[A-Za-z]*\d+[A-Za-z\d]*|[A-Z]{3,})\b"
 )
-_CJK_PHRASE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,8}")
+_CJK_PHRASE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
 _CJK_FUNCTION_CHARS = re.compile(r"[的了是在和与我你他她它们这那吗呢吧啊]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
-_FIRST_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n")
 MAX_LIMIT = 20
 # One LIKE pattern against every clue column; `%` and `_` in the pattern are escaped with a backslash.
 MATCHES_CLUE = "keywords LIKE ? ESCAPE '\\' OR seed_tokens LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\'"
@@ -98,10 +98,10 @@ def distill(text: str, *, max_keywords: int = 12, max_seeds: int = 12) -> Clue:
     for match in _CJK_PHRASE.finditer(text):
         for phrase in _CJK_FUNCTION_CHARS.split(match.group()):
             if len(phrase) >= 2:
-                seeds.setdefault(phrase, None)
+                seeds.setdefault(phrase[:8], None)
     words = Counter(w.lower() for w in _WORD.findall(text) if w.lower() not in STOPWORDS)
     keywords = tuple(word for word, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:max_keywords])
-    first = next((s.strip() for s in _FIRST_SENTENCE.findall(text) if s.strip()), "")
+    first = next((s.strip() for s in _SENTENCE_END.split(text) if s.strip()), "")
     return Clue(keywords, tuple(list(seeds)[:max_seeds]), first[:100])
 
 
@@ -149,7 +149,7 @@ class FoldState:
 
 
 @register_arm("clue-folding")
-class ClueFoldingArm(ArmBase):
+class ClueFoldingArm(OwnStoreArm):
     name = "clue-folding"
 
     def __init__(self, **options: Any) -> None:
@@ -164,7 +164,6 @@ class ClueFoldingArm(ArmBase):
 
     def start_task(self, ctx: ArmContext) -> None:
         super().start_task(ctx)
-        self.memlog = MemoryLog(ctx)
         path = Path(ctx.workdir) / "memory_clues.db"
         path.parent.mkdir(parents=True, exist_ok=True)
         for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -271,7 +270,7 @@ class ClueFoldingArm(ArmBase):
                         clue.summary,
                         start,
                         start + len(span) - 1,
-                        self._now(),
+                        self.now(),
                     ),
                 )
         except (sqlite3.Error, ValueError):
@@ -290,7 +289,7 @@ class ClueFoldingArm(ArmBase):
             "keywords: <comma-separated names, paths, terms>\nsummary: <one sentence>\n\n" + text
         )
         reply = ask_model(
-            self._ctx(), "clue-folding:distill", prompt, call_seed=self._ctx().seed + self._next_id
+            self.context(), "clue-folding:distill", prompt, call_seed=self.context().seed + self._next_id
         )
         fields = dict(
             (name.strip().lower(), value.strip())
@@ -323,7 +322,7 @@ class ClueFoldingArm(ArmBase):
                     matches[clue_id] += 1
         ranked = sorted(matches, key=lambda cid: (-matches[cid], -visible[cid]["created_at"], cid))
         ranked = ranked[: self.config.limit]
-        now = self._now()
+        now = self.now()
         lines = {
             cid: memory_line(
                 cid, "clue", now - visible[cid]["created_at"], clue_from_row(visible[cid]).as_text()
@@ -341,7 +340,7 @@ class ClueFoldingArm(ArmBase):
             faded = [FADED_MARKER] if cut or len(kept) < len(within_chars) else []
             return "\n".join([f"RECALLED FROM CLUES ({len(kept)} clues)", *(lines[c] for c in kept), *faded])
 
-        block, kept = fit_block(render, within_chars, self._ctx().budget_tokens)
+        block, kept = fit_block(render, within_chars, self.context().budget_tokens)
         return block, [(cid, count_tokens(lines[cid])) for cid in kept]
 
     # --- helpers
@@ -361,14 +360,6 @@ class ClueFoldingArm(ArmBase):
         if self.db is None:
             raise RuntimeError("clue-folding: start_task was not called")
         return self.db
-
-    def _ctx(self) -> ArmContext:
-        if self.ctx is None:
-            raise RuntimeError("clue-folding: start_task was not called")
-        return self.ctx
-
-    def _now(self) -> float:
-        return self._ctx().clock.now()
 
 
 def checkpoint_text(turns: int, clue: Clue, chinese: bool) -> str:

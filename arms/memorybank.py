@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from amnesia.tokens import count_tokens
-from arms.arm_kit import MemoryLog, fit_block, forget_selects, memory_line, scope_for, visible_to
+from arms.arm_kit import OwnStoreArm, fit_block, forget_selects, memory_line, scope_for, visible_to
 from arms.arm_options import check_choice, check_int, check_number, options_from
-from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.base import ArmContext, MemoryContext, SessionInfo
 from arms.bm25 import BM25Index
 from arms.registry import register_arm, register_variant
 from runners.models.base import Message
@@ -79,7 +79,7 @@ class BankItem:
 
 
 @register_arm("memorybank")
-class MemoryBankArm(ArmBase):
+class MemoryBankArm(OwnStoreArm):
     name = "memorybank"
 
     def __init__(self, **options: Any) -> None:
@@ -101,7 +101,6 @@ class MemoryBankArm(ArmBase):
 
     def start_task(self, ctx: ArmContext) -> None:
         super().start_task(ctx)
-        self.memlog = MemoryLog(ctx)
         self.rng = random.Random(ctx.seed)
 
     def advance_clock(self, now: float) -> None:
@@ -129,7 +128,7 @@ class MemoryBankArm(ArmBase):
     def remember(self, spec: RememberSpec) -> None:
         session = self._session()
         scope, owner = scope_for(spec, session)
-        now = self._now()
+        now = self.now()
         item = BankItem(
             id=f"b-{self._next_id:04d}",
             content=spec.content,
@@ -175,7 +174,7 @@ class MemoryBankArm(ArmBase):
         }
         scores = self.index.scores(user_text, visible)
         ranked = [visible[i] for i in sorted(scores, key=lambda i: (-scores[i], -visible[i].created_at, i))]
-        now = self._now()
+        now = self.now()
 
         def line(item: BankItem) -> str:
             return memory_line(
@@ -190,7 +189,7 @@ class MemoryBankArm(ArmBase):
         def render(kept: list[BankItem]) -> str:
             return "\n".join([f"MEMORYBANK (recalled {len(kept)} memories)", *map(line, kept)])
 
-        block, kept = fit_block(render, ranked[: self.config.top_k], self._ctx().budget_tokens)
+        block, kept = fit_block(render, ranked[: self.config.top_k], self.context().budget_tokens)
         items = [{"id": item.id, "tokens": count_tokens(line(item))} for item in kept]
         for item in kept:  # recall strengthens and resets the forgetting clock
             item.strength += 1
@@ -213,14 +212,6 @@ class MemoryBankArm(ArmBase):
         if self.session is None:
             raise RuntimeError("memorybank: called outside a session")
         return self.session
-
-    def _ctx(self) -> ArmContext:
-        if self.ctx is None:
-            raise RuntimeError("memorybank: start_task was not called")
-        return self.ctx
-
-    def _now(self) -> float:
-        return self._ctx().clock.now()
 
 
 register_variant("memorybank-as-written", "memorybank", {"formula": "as-written", "days_per_strength": 5.0})

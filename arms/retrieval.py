@@ -10,8 +10,8 @@ What it reproduces:
 - Extraction is rule-based by default (the sentence that carried the signal, trigger phrase stripped,
   flattened to one line); it skips what is already recorded: turns whose information was written
   explicitly (a remember spec, the seed's tool path) and near-duplicates of existing entries.
-  `extractor: model` sends the candidates through `ctx.model` with a `scope: content` line protocol
-  instead.
+  `extractor: model` sends the candidates through `ctx.model` with a one-line-per-memory protocol
+  instead (`category: content`, the seed's `scope: content` with the scope fixed by the session).
 - Every write (remember specs and extraction alike) passes one gate: prompt-injection and credential
   patterns (rejected, `memory_refused`); with `confirm_before_write` every write becomes a pending
   proposal that is never injected nor searched.
@@ -42,9 +42,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from amnesia.tokens import count_tokens
-from arms.arm_kit import MemoryLog, fit_block, forget_selects, memory_line, scope_for, visible_to
+from arms.arm_kit import OwnStoreArm, fit_block, forget_selects, memory_line, scope_for, visible_to
 from arms.arm_options import check_bool, check_choice, check_duration, check_int, check_number, options_from
-from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.base import MemoryContext, SessionInfo
 from arms.bm25 import BM25Index
 from arms.model_assist import ask_model
 from arms.registry import register_arm
@@ -133,6 +133,7 @@ class SessionState:
     turn: int = -1
     turn_is_correction: bool = False
     explicit_turns: set[int] = field(default_factory=set)
+    written_this_turn: set[str] = field(default_factory=set)  # the step's recall ran before these writes
     candidates: list[Candidate] = field(default_factory=list)
     drains: int = 0
     snapshot_block: str = ""
@@ -141,7 +142,7 @@ class SessionState:
 
 def signal_candidate(text: str, turn: int) -> Candidate | None:
     """The captured fragment of a user turn: the sentences carrying a remember or correction phrase, trigger
-    stripped and flattened to one line (so a forged line cannot break the `scope: content` protocol)."""
+    stripped and flattened to one line (so a forged line cannot break the one-line-per-memory protocol)."""
     remember = REMEMBER_SIGNAL.search(text)
     correction = CORRECTION_SIGNAL.search(text)
     if remember is None and correction is None:
@@ -163,7 +164,7 @@ def signal_candidate(text: str, turn: int) -> Candidate | None:
 
 
 @register_arm("retrieval")
-class RetrievalArm(ArmBase):
+class RetrievalArm(OwnStoreArm):
     name = "retrieval"
 
     def __init__(self, **options: Any) -> None:
@@ -179,10 +180,6 @@ class RetrievalArm(ArmBase):
     def describe(self) -> dict[str, Any]:
         return {"arm": self.name, "base": "retrieval", "seed": "002", "options": asdict(self.config)}
 
-    def start_task(self, ctx: ArmContext) -> None:
-        super().start_task(ctx)
-        self.memlog = MemoryLog(ctx)
-
     # --- lifecycle
     def start_session(self, session: SessionInfo) -> None:
         self.session = SessionState(info=session)
@@ -192,6 +189,7 @@ class RetrievalArm(ArmBase):
     def observe_user_turn(self, text: str) -> None:
         state = self._state()
         state.turn += 1
+        state.written_this_turn.clear()
         candidate = signal_candidate(text, state.turn)
         state.turn_is_correction = candidate is not None and candidate.correction
         if candidate is not None:
@@ -226,19 +224,19 @@ class RetrievalArm(ArmBase):
 
     def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
         state = self._state()
-        budget = self._ctx().budget_tokens
+        budget = self.context().budget_tokens
         block = state.snapshot_block
         items = [{"id": i, "tokens": tokens, "via": "snapshot"} for i, tokens in state.snapshot_ids]
         recalled: list[Entry] = []
         if self.config.recall:
             recall_budget = budget - (count_tokens(block) + 2 if block else 0)
-            shown = {item_id for item_id, _ in state.snapshot_ids}
+            shown = {item_id for item_id, _ in state.snapshot_ids} | state.written_this_turn
             fence, recalled = self._recall_fence(user_text, shown, recall_budget)
             if fence:
                 block = f"{block}\n\n{fence}" if block else fence
         for entry in recalled:
             entry.access_count += 1
-            entry.last_recalled_at = self._now()
+            entry.last_recalled_at = self.now()
             self.memlog.touch(entry.id, reason="recall", strength=float(entry.access_count))
             items.append({"id": entry.id, "tokens": count_tokens(self._line(entry)), "via": "recall"})
         return MemoryContext(
@@ -289,7 +287,7 @@ class RetrievalArm(ArmBase):
             pinned=pinned,
             tags=tuple(tags),
             key=key,
-            created_at=self._now(),
+            created_at=self.now(),
         )
         self._next_id += 1
         if self.config.confirm_before_write:
@@ -297,6 +295,8 @@ class RetrievalArm(ArmBase):
             self.memlog.refused(reason="pending human review", rule="quarantined")
             return
         self.entries[entry.id] = entry
+        if self.session is not None:
+            self.session.written_this_turn.add(entry.id)
         self.index.add(entry.id, f"{content} {category}")
         self.memlog.write(
             entry.id,
@@ -380,7 +380,10 @@ class RetrievalArm(ArmBase):
         )
         state = self._state()
         reply = ask_model(
-            self._ctx(), f"retrieval:extract:{trigger}", prompt, call_seed=self._ctx().seed + state.drains
+            self.context(),
+            f"retrieval:extract:{trigger}",
+            prompt,
+            call_seed=self.context().seed + state.drains,
         )
         extracted = []
         for line in reply.splitlines():
@@ -403,7 +406,7 @@ class RetrievalArm(ArmBase):
     def _janitor(self) -> None:
         if self.janitor_idle is None:
             return
-        now = self._now()
+        now = self.now()
         for entry in list(self.entries.values()):
             if not entry.pinned and now - entry.last_used > self.janitor_idle:
                 self._delete(entry, "stale")
@@ -419,7 +422,7 @@ class RetrievalArm(ArmBase):
         return memory_line(
             entry.id,
             entry.label,
-            self._now() - entry.created_at,
+            self.now() - entry.created_at,
             entry.content,
             untrusted=entry.source == "auto",
             notes=notes,
@@ -454,7 +457,7 @@ class RetrievalArm(ArmBase):
         for entry in shown_cap:
             if within_chars([*char_capped, entry]):
                 char_capped.append(entry)
-        block, kept = fit_block(render, char_capped, self._ctx().budget_tokens) if ranked else ("", [])
+        block, kept = fit_block(render, char_capped, self.context().budget_tokens) if ranked else ("", [])
         state.snapshot_block = block
         state.snapshot_ids = [(e.id, count_tokens(lines[e.id])) for e in kept]
 
@@ -478,11 +481,3 @@ class RetrievalArm(ArmBase):
         if self.session is None:
             raise RuntimeError("retrieval: called outside a session")
         return self.session
-
-    def _ctx(self) -> ArmContext:
-        if self.ctx is None:
-            raise RuntimeError("retrieval: start_task was not called")
-        return self.ctx
-
-    def _now(self) -> float:
-        return self._ctx().clock.now()

@@ -70,17 +70,11 @@ def _generated_set(folder: Path, total: int, seed: int) -> Path:
 
 
 def _memory_heavy_set(folder: Path, memories: int, tasks: int) -> Path:
-    """`tasks` tasks whose first session writes `memories` facts and whose later session probes one."""
+    """`tasks` tasks whose first turn writes `memories` facts at once and whose next session probes one."""
     folder.mkdir(parents=True)
     documents = []
     for index in range(tasks):
-        facts = [
-            {
-                "user": f"Note {m}.",
-                "remember": {"content": f"Fact {m} of task {index}: code w{m}x.", "ttl": "30d"},
-            }
-            for m in range(memories)
-        ]
+        facts = [{"content": f"Fact {m} of task {index}: code w{m}x.", "ttl": "30d"} for m in range(memories)]
         probe = {"user": "What is the code of fact 0?", "probe": {"expect": ["w0x"]}}
         documents.append(
             {
@@ -88,7 +82,10 @@ def _memory_heavy_set(folder: Path, memories: int, tasks: int) -> Path:
                 "group": "helpful",
                 "category": "scale",
                 "description": f"{memories} memories, then a probe.",
-                "sessions": [{"at": "0s", "turns": facts}, {"at": "1d", "turns": [probe]}],
+                "sessions": [
+                    {"at": "0s", "turns": [{"user": "Note these facts.", "remember": facts}]},
+                    {"at": "1d", "turns": [probe]},
+                ],
             }
         )
     (folder / "tasks.yaml").write_text(yaml.safe_dump(documents, allow_unicode=True), encoding="utf-8")
@@ -136,7 +133,7 @@ def main() -> None:
             "A pair is one (arm, task) replay; times include task loading and the manifest.",
             "## Growth with the number of tasks (3 arms)",
             _table(rows),
-            "## Growth with memories per task (amnesia arm, 20 tasks, one model call per memory)",
+            "## Growth with memories per task (amnesia arm, 20 tasks, memories written in one turn, 2 calls)",
             _table(memory_rows),
         ]
     )

@@ -15,6 +15,8 @@ import typer
 from amnesia.errors import AmnesiaError
 from runners.armconfig import ArmConfigError, resolve_arm_specs
 from runners.models import ModelSpecError
+from runners.models.envopts import apply_model_flags
+from runners.models.errors import ModelCallError, ModelConfigError
 from runners.runner import RunError, RunOptions, run
 from runners.taskload import TaskSetError
 
@@ -36,13 +38,24 @@ def _parse_groups(value: str | None) -> tuple[str, ...]:
     return groups
 
 
+def _without_secrets(argv: list[str]) -> list[str]:
+    """argv for the manifest, with the --api-key value masked."""
+    masked: list[str] = []
+    for index, arg in enumerate(argv):
+        if arg.startswith("--api-key="):
+            arg = "--api-key=***"
+        elif index > 0 and argv[index - 1] == "--api-key":
+            arg = "***"
+        masked.append(arg)
+    return masked
+
+
 def _build_report(run_dir: Path) -> None:
     """Run the report step when the reports package provides it (it is optional for the runner)."""
     if importlib.util.find_spec("reports.build") is None:
         typer.echo("report step skipped: reports.build is not available", err=True)
         return
     from reports.build import build_report
-
     from reports.errors import ReportInputError
 
     try:
@@ -77,8 +90,35 @@ def register(app: typer.Typer) -> None:
         ] = None,
         report: Annotated[bool, typer.Option(help="Build the report after the run.")] = True,
         progress: Annotated[bool, typer.Option(help="Progress bar on stderr.")] = True,
+        base_url: Annotated[
+            str | None, typer.Option(help="openai: endpoint (default $OPENAI_BASE_URL, else OpenAI's).")
+        ] = None,
+        api_key: Annotated[
+            str | None, typer.Option(help="openai: key (default $OPENAI_API_KEY); never logged.")
+        ] = None,
+        max_connections: Annotated[
+            int | None, typer.Option(min=1, help="openai: concurrent requests at most (default 4).")
+        ] = None,
+        timeout: Annotated[
+            float | None, typer.Option(min=0.001, help="openai: seconds per attempt (default 60).")
+        ] = None,
+        no_cache: Annotated[
+            bool, typer.Option("--no-cache", help="Real models: bypass the on-disk response cache.")
+        ] = False,
+        cache_epoch: Annotated[
+            int | None, typer.Option(help="Real models: cache epoch; a new epoch asks for fresh answers.")
+        ] = None,
     ) -> None:
         """Replay every task on every arm on a simulated clock; logs go to OUT/logs, the manifest to OUT."""
+        # Through the environment, so worker processes rebuilding the model from its spec see them too.
+        apply_model_flags(
+            base_url=base_url,
+            api_key=api_key,
+            max_connections=max_connections,
+            timeout=timeout,
+            no_cache=no_cache,
+            cache_epoch=cache_epoch,
+        )
         try:
             specs = resolve_arm_specs(
                 [a.strip() for a in arms.split(",") if a.strip()], arm_config, set_ or []
@@ -95,15 +135,19 @@ def register(app: typer.Typer) -> None:
                 groups=_parse_groups(group),
                 resume=resume,
                 progress=progress,
-                argv=sys.argv[1:],
+                argv=_without_secrets(sys.argv[1:]),
             )
             summary = run(options)
         except TaskSetError as error:
             for problem in error.errors or [error]:
                 typer.echo(f"error: {problem}", err=True)
             raise typer.Exit(code=2) from None
-        except (ArmConfigError, RunError, ModelSpecError, AmnesiaError) as error:
+        except (ArmConfigError, RunError, ModelSpecError, ModelConfigError, AmnesiaError) as error:
             raise _fail(str(error)) from None
+        except ModelCallError as error:
+            # The model failed for good (retries exhausted): the pair stays unfinished for --resume.
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(code=1) from None
         typer.echo(
             f"{summary.pairs} pairs run, {summary.skipped} skipped, {summary.model_calls} model calls, "
             f"{summary.probes} probes in {summary.seconds:.1f}s -> {summary.out}"

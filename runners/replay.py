@@ -21,9 +21,10 @@ from amnesia.clock import SimulatedClock
 from arms.base import ArmContext, MemoryContext, SessionInfo
 from runners.armconfig import ArmSpec
 from runners.logwriter import LogWriter
-from runners.models.base import Message, Model, ModelRequest
+from runners.models.base import Message, Model, ModelRequest, ModelResponse
 from runners.scoring import asserted_values, classify
 from runners.taskmodel import ProbeSpec, Task
+from runners.toolloop import ToolInvocation, ToolRound, run_tool_loop
 
 SYSTEM_TEXT = (
     "You are a helpful assistant. Answer briefly. When a memory block is present, it lists what you remember "
@@ -79,13 +80,13 @@ class _FactTimes:
         return max(times) if times else None
 
 
-def replay_pair(job: PairJob, model: Model) -> None:
-    """Replay one pair into its log file (truncated first); its last record is `task_end` iff it completed."""
+def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
+    """Replay one pair into its log file (truncated first); its last record is `task_end` iff it completed.
+    Returns (model calls, probes)."""
     started = time.perf_counter()
     task = job.task
-    if job.workdir.exists():
+    if job.workdir.exists():  # left over from an interrupted attempt: the pair restarts from scratch
         shutil.rmtree(job.workdir)
-    job.workdir.mkdir(parents=True)
     clock = SimulatedClock(0.0)
     arm = job.arm.build()
     fact_times = _FactTimes()
@@ -147,24 +148,14 @@ def replay_pair(job: PairJob, model: Model) -> None:
                     is_probe=turn.probe is not None,
                     seed=derive_seed(job.seed, calls),
                 )
-                call_started = time.perf_counter()
-                response = model.complete(request)
-                log.write(
-                    "model_call",
-                    {
-                        **where,
-                        "call_index": calls,
-                        "messages": messages,
-                        "response": response.text,
-                        "prompt_tokens": response.prompt_tokens,
-                        "completion_tokens": response.completion_tokens,
-                        "model": model.name,
-                        "cached": response.cached,
-                        "tool_calls": list(response.tool_calls),
-                        "wall_ms": (time.perf_counter() - call_started) * 1000.0,
-                    },
-                )
-                calls += 1
+                if getattr(arm, "tools", None):
+                    response, calls = _agent_managed_turn(log, where, model, request, arm, job.seed, calls)
+                else:
+                    call_started = time.perf_counter()
+                    response = model.complete(request)
+                    wall_ms = (time.perf_counter() - call_started) * 1000.0
+                    _log_model_call(log, where, calls, model, ToolRound(messages, response, wall_ms))
+                    calls += 1
                 if turn.probe is not None:
                     probes += 1
                     classification, matched = classify(response.text, turn.probe)
@@ -192,8 +183,61 @@ def replay_pair(job: PairJob, model: Model) -> None:
             "task_end",
             {"probes": probes, "model_calls": calls, "wall_seconds": time.perf_counter() - started},
         )
-    if not any(job.workdir.iterdir()):
-        job.workdir.rmdir()
+    return calls, probes
+
+
+def _log_model_call(
+    log: LogWriter, where: dict[str, int], call_index: int, model: Model, call: ToolRound
+) -> None:
+    log.write(
+        "model_call",
+        {
+            **where,
+            "call_index": call_index,
+            "messages": call.messages,
+            "response": call.response.text,
+            "prompt_tokens": call.response.prompt_tokens,
+            "completion_tokens": call.response.completion_tokens,
+            "model": model.name,
+            "cached": call.response.cached,
+            "tool_calls": list(call.response.tool_calls),
+            "wall_ms": call.wall_ms,
+        },
+    )
+
+
+def _agent_managed_turn(
+    log: LogWriter,
+    where: dict[str, int],
+    model: Model,
+    request: ModelRequest,
+    arm: Any,
+    pair_seed: int,
+    first_call: int,
+) -> tuple[ModelResponse, int]:
+    """An arm exposing `tools` lets the model manage memory: the turn is a tool loop (runners.toolloop), each
+    round one `model_call` record and each tool call one `tool_call` record.
+    Returns (the answer, the next call index)."""
+    next_call = first_call
+
+    def on_call(call: ToolRound) -> None:
+        nonlocal next_call
+        _log_model_call(log, where, next_call, model, call)
+        next_call += 1
+
+    def on_tool(invocation: ToolInvocation) -> None:
+        log.write("tool_call", {**where, "call_index": next_call - 1, **invocation.to_record()})
+
+    response = run_tool_loop(
+        model,
+        request,
+        arm.tools,
+        arm.dispatch_tool,
+        on_call=on_call,
+        on_tool=on_tool,
+        seed_for_round=lambda index: derive_seed(pair_seed, first_call + index),
+    )
+    return response, next_call
 
 
 def _log_injection(log: LogWriter, where: dict[str, int], context: MemoryContext, budget: int) -> None:

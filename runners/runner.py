@@ -11,6 +11,7 @@ import concurrent.futures
 import json
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -34,6 +35,7 @@ from runners.taskmodel import Task
 MANIFEST_FORMAT = 1
 # Manifest fields that must match for --resume to continue a run rather than mix two different runs.
 _RESUME_KEYS = ("seed", "model", "arms", "budget_tokens", "tasks", "groups", "limit")
+_RUN_PARTS = ("logs", "work", "report")  # what a run writes into its folder (report: the report step)
 _BATCH_PAIRS = 16  # pairs per worker job: amortises inter-process overhead, keeps progress smooth
 
 
@@ -135,6 +137,17 @@ def _check_resumable(path: Path, manifest: dict[str, Any]) -> None:
             raise RunError(f"{path}: cannot resume: {key} differs from the original run (use a new --out)")
 
 
+def _prepare_fresh_folder(out: Path) -> None:
+    """A fresh run replaces an earlier run in the same folder (never a folder that is not a run folder), so
+    the logs of two runs can never mix."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / "manifest.json").is_file():
+            raise RunError(f"--out: {out} is not empty and holds no manifest.json; choose a new folder")
+        for part in _RUN_PARTS:
+            shutil.rmtree(out / part, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+
 def _jobs(options: RunOptions, tasks: list[Task]) -> list[PairJob]:
     jobs = []
     for spec in options.arms:
@@ -166,9 +179,8 @@ def _run_batch(model_spec: str, batch: list[PairJob]) -> tuple[int, int]:
 def _replay_all(model: Model, batch: list[PairJob]) -> tuple[int, int]:
     calls = probes = 0
     for job in batch:
-        replay_pair(job, model)
-        calls += sum(len(s.turns) for s in job.task.sessions)
-        probes += len(job.task.probes)
+        pair_calls, pair_probes = replay_pair(job, model)
+        calls, probes = calls + pair_calls, probes + pair_probes
     return calls, probes
 
 
@@ -189,11 +201,11 @@ def run(options: RunOptions) -> RunSummary:
     model = resolve_model(options.model)
     tasks = select_tasks(load_tasks(options.tasks), options.groups, options.limit)
     manifest = build_manifest(options, model, tasks)
-    options.out.mkdir(parents=True, exist_ok=True)
     manifest_path = options.out / "manifest.json"
     if options.resume and manifest_path.exists():
         _check_resumable(manifest_path, manifest)
     else:
+        _prepare_fresh_folder(options.out)
         _write_json_atomically(manifest_path, manifest)
     jobs = _jobs(options, tasks)
     pending = [job for job in jobs if not (options.resume and is_finished(job.log_path))]
@@ -213,10 +225,15 @@ def run(options: RunOptions) -> RunSummary:
                     pool.submit(_run_batch, options.model, batch): len(batch)
                     for batch in _batches(pending, _BATCH_PAIRS)
                 }
-                for future in concurrent.futures.as_completed(futures):
-                    c, p = future.result()
-                    calls, probes = calls + c, probes + p
-                    bar.update(futures[future])
+                try:
+                    for future in concurrent.futures.as_completed(futures):
+                        c, p = future.result()
+                        calls, probes = calls + c, probes + p
+                        bar.update(futures[future])
+                except BaseException:
+                    # Stop queued batches instead of finishing them; unfinished pairs are redone by --resume.
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
     return RunSummary(
         out=options.out,
         pairs=len(pending),

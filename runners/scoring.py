@@ -14,6 +14,7 @@ value with a stale or poisoned one has been misled, so it does not count as corr
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -46,12 +47,20 @@ _ABSTENTIONS = (
     "i do not have",
     "cannot tell",
     "can't tell",
+    "don't remember",
+    "do not remember",
+    "don't recall",
+    "do not recall",
+    "no record of",
     "unknown",
     "不知道",
     "不清楚",
     "无法确定",
     "没有相关",
     "不确定",
+    "不记得",
+    "记不清",
+    "没有记录",
 )
 
 
@@ -110,8 +119,12 @@ def is_abstention(answer: str) -> bool:
 
 
 def classify(answer: str, probe: ProbeSpec) -> tuple[Classification, dict[str, list[str]]]:
-    """(classification, matched); matched lists the asserted values of each kind, in the probe's order."""
-    asserted = asserted_values(answer, probe.candidates)
+    """(classification, matched); matched lists the asserted values of each kind, in the probe's order.
+
+    Answer and values are NFKC-normalised first: real models may write full-width letters (ｏｏｌｏｎｇ)."""
+    answer = unicodedata.normalize("NFKC", answer)
+    normalised = {unicodedata.normalize("NFKC", value): value for value in probe.candidates}
+    asserted = {normalised[value] for value in asserted_values(answer, tuple(normalised))}
     matched = {
         "expect": [v for v in probe.expect if v in asserted],
         "stale": [v for v in probe.stale if v in asserted],

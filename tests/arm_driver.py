@@ -12,7 +12,9 @@ from runners.taskmodel import ForgetSpec, RememberSpec
 
 
 class ArmDriver:
-    def __init__(self, arm: Arm, workdir: Path, *, budget_tokens: int = 2000, seed: int = 7, model: Any = None):
+    def __init__(
+        self, arm: Arm, workdir: Path, *, budget_tokens: int = 2000, seed: int = 7, model: Any = None
+    ):
         self.arm = arm
         self.clock = SimulatedClock(0.0)
         self.records: list[dict[str, Any]] = []
@@ -20,7 +22,9 @@ class ArmDriver:
             task_id="t/1",
             seed=seed,
             clock=self.clock,
-            log=lambda kind, fields: self.records.append({"type": kind, **fields}),
+            log=lambda kind, fields: self.records.append(
+                {"type": kind, "sim_time": self.clock.now(), **fields}
+            ),
             workdir=workdir,
             budget_tokens=budget_tokens,
             model=model,

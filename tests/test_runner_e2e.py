@@ -138,3 +138,19 @@ def test_an_invalid_task_set_is_refused_before_anything_runs(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "bad.yaml:6:" in result.output and "at" in result.output
     assert not out.exists()
+
+
+def test_a_fresh_run_replaces_the_previous_run_in_its_folder(small_set: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _run("--tasks", str(small_set), "--arms", "no-memory,amnesia", "--out", str(out)).exit_code == 0
+    assert _run("--tasks", str(small_set), "--arms", "no-memory", "--out", str(out)).exit_code == 0
+    assert sorted(p.name for p in (out / "logs").iterdir()) == ["no-memory"]
+
+
+def test_a_folder_that_is_not_a_run_folder_is_never_cleared(small_set: Path, tmp_path: Path) -> None:
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    result = _run("--tasks", str(small_set), "--arms", "no-memory", "--out", str(out))
+    assert result.exit_code == 2 and "holds no manifest.json" in result.output
+    assert (out / "notes.txt").read_text() == "keep me"

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-SKILL = ROOT / "skill" / "SKILL.md"
+from amnesia.cli import run
+
+SKILL = Path(__file__).resolve().parents[1] / "skill" / "SKILL.md"
 PROGRAM = "dsh-memory-forget"
 ID_PATTERN = re.compile(r"\bm-[0-9a-z]{4,}\b")
 
@@ -49,21 +48,27 @@ def test_the_stance_is_taught() -> None:
     assert remembers and all("--ttl" in c for c in remembers)  # always with a ttl
 
 
-def test_every_command_shown_runs_against_a_temp_db(tmp_path: Path) -> None:
+def test_every_command_shown_runs_against_a_temp_db(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process (the CLI's `run`, the same code path as the console script) to keep the suite fast;
+    tests/test_cli_engine.py covers the real subprocess."""
     _, body = frontmatter_and_body()
     commands = shown_commands(body)
     assert len(commands) >= 15
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AMNESIA_")} | {"HOME": str(tmp_path)}
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("AMNESIA_DB", raising=False)
+    monkeypatch.delenv("AMNESIA_CONFIG", raising=False)
     last_id = None
     for command in commands:
         words = shlex.split(command)[1:]
         if "<id>" in words:
             assert last_id, f"{command!r} needs an id but nothing was remembered before it"
             words = [last_id if word == "<id>" else word for word in words]
-        argv = [sys.executable, "-m", "amnesia.cli", "--db", str(tmp_path / "skill.db"), *words]
-        result = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
-        assert result.returncode == 0, f"{command!r} failed: {result.stderr}"
+        code = run(["--db", str(tmp_path / "skill.db"), *words])
+        out, err = capsys.readouterr()
+        assert code == 0, f"{command!r} failed: {err}"
         if words[0] == "remember":
-            last_id = ID_PATTERN.search(result.stdout).group()
+            last_id = ID_PATTERN.search(out).group()
         if "--verify" in words:
-            assert result.stdout.startswith("1 forgotten item(s)"), result.stdout
+            assert out.startswith("1 forgotten item(s)"), out

@@ -44,19 +44,34 @@ def test_a_valid_task_loads_with_seconds_and_defaults(tmp_path):
     assert task.id == "t/one" and task.lang == "en" and task.source_line == 1
     assert [session.at for session in task.sessions] == [0.0, 3600.0]
     spec = task.sessions[0].turns[0].remember[0]
-    assert (spec.ttl, spec.kind, spec.source, spec.scope, spec.key) == (86400.0, "fact", "user", None, "drink")
+    assert (spec.ttl, spec.kind, spec.source, spec.scope, spec.key) == (
+        86400.0,
+        "fact",
+        "user",
+        None,
+        "drink",
+    )
     assert task.probes[0].expect == ("lapsang",)
 
 
 BROKEN = {
     "bad group and unknown field": (
         VALID.replace("group: harmful", "group: harmfull").replace("category:", "colour: red\ncategory:"),
-        [(2, "group", "expected one of helpful|harmful|mixed, got 'harmfull'"), (3, "colour", "unknown field")],
+        [
+            (2, "group", "expected one of helpful|harmful|mixed, got 'harmfull'"),
+            (3, "colour", "unknown field"),
+        ],
     ),
     "bad ttl": (VALID.replace("ttl: 1d", "ttl: 1 day"), [(9, "sessions[0].turns[0].remember.ttl", "1 day")]),
     "decreasing at": (VALID.replace("at: 1h", "at: -1h"), [(10, "sessions[1].at", "")]),
-    "earlier session": (VALID.replace("at: 0s", "at: 2h"), [(10, "sessions[1].at", "earlier than the previous")]),
-    "bad agent": (VALID.replace("at: 1h\n", "at: 1h\n    agent: boss\n"), [(11, "sessions[1].agent", "main|sub")]),
+    "earlier session": (
+        VALID.replace("at: 0s", "at: 2h"),
+        [(10, "sessions[1].at", "earlier than the previous")],
+    ),
+    "bad agent": (
+        VALID.replace("at: 1h\n", "at: 1h\n    agent: boss\n"),
+        [(11, "sessions[1].agent", "main|sub")],
+    ),
     "bad source and kind": (
         VALID.replace("key: drink}", "key: drink, source: web, kind: rumour}"),
         [
@@ -65,10 +80,15 @@ BROKEN = {
         ],
     ),
     "missing content in a list": (
-        VALID.replace('remember: {content: "The drink is lapsang.", ttl: 1d, key: drink}', "remember: [{ttl: 1d}]"),
+        VALID.replace(
+            'remember: {content: "The drink is lapsang.", ttl: 1d, key: drink}', "remember: [{ttl: 1d}]"
+        ),
         [(9, "sessions[0].turns[0].remember[0].content", "missing required field")],
     ),
-    "probe without expect": (VALID.replace("{expect: [lapsang]}", "{stale: [lapsang]}"), [(13, "", "needs expect")]),
+    "probe without expect": (
+        VALID.replace("{expect: [lapsang]}", "{stale: [lapsang]}"),
+        [(13, "", "needs expect")],
+    ),
     "probe contradiction": (
         VALID.replace("{expect: [lapsang]}", "{expect: [lapsang], abstain: true}"),
         [(13, "sessions[1].turns[0].probe", "contradicts")],
@@ -77,17 +97,35 @@ BROKEN = {
         VALID.replace("{expect: [lapsang]}", "{expect: [lapsang], stale: [Lapsang]}"),
         [(13, "sessions[1].turns[0].probe.stale", "also listed in expect")],
     ),
-    "expect not a list": (VALID.replace("{expect: [lapsang]}", "{expect: lapsang}"), [(13, "", "list of strings")]),
-    "abstain not bool": (VALID.replace("{expect: [lapsang]}", "{abstain: maybe}"), [(13, "", "true or false")]),
-    "empty forget": (VALID.replace("        probe:", "        forget: {}\n        probe:"), [(13, "", "forget")]),
-    "unquoted number": (VALID.replace("category: fact-change", "category: 42"), [(3, "category", "got int 42")]),
+    "expect not a list": (
+        VALID.replace("{expect: [lapsang]}", "{expect: lapsang}"),
+        [(13, "", "list of strings")],
+    ),
+    "abstain not bool": (
+        VALID.replace("{expect: [lapsang]}", "{abstain: maybe}"),
+        [(13, "", "true or false")],
+    ),
+    "empty forget": (
+        VALID.replace("        probe:", "        forget: {}\n        probe:"),
+        [(13, "", "forget")],
+    ),
+    "unquoted number": (
+        VALID.replace("category: fact-change", "category: 42"),
+        [(3, "category", "got int 42")],
+    ),
     "missing sessions": (VALID.split("sessions:")[0], [(1, "sessions", "missing required field")]),
     "no probe": (VALID.replace("        probe: {expect: [lapsang]}\n", ""), [(1, "sessions", "no probe")]),
     "bad id": (VALID.replace("id: t/one", "id: ../escape"), [(1, "id", "no '..'")]),
     "bad lang": (VALID.replace("group:", "lang: fr\ngroup:"), [(2, "lang", "en|zh")]),
-    "duplicate field": (VALID.replace("group: harmful", "group: harmful\ngroup: mixed"), [(3, "group", "duplicate")]),
+    "duplicate field": (
+        VALID.replace("group: harmful", "group: harmful\ngroup: mixed"),
+        [(3, "group", "duplicate")],
+    ),
     "yaml syntax": ("id: [unclosed\ngroup: x\n", [(2, "yaml", "did not find expected ',' or ']'")]),
-    "python tag": (VALID.replace("category: fact-change", "category: !!python/name:os.system"), [(3, "", "")]),
+    "python tag": (
+        VALID.replace("category: fact-change", "category: !!python/name:os.system"),
+        [(3, "", "")],
+    ),
     "empty file": ("", [(1, "file", "empty file")]),
 }
 
@@ -169,7 +207,8 @@ def test_recursive_alias_and_deep_nesting_are_refused(tmp_path):
 )
 def test_session_offsets_are_accepted_iff_non_decreasing(tmp_path_factory, offsets, unit):
     sessions = "".join(
-        f"  - at: {offset}{unit}\n    turns:\n      - user: hi\n        probe: {{abstain: true}}\n" for offset in offsets
+        f"  - at: {offset}{unit}\n    turns:\n      - user: hi\n        probe: {{abstain: true}}\n"
+        for offset in offsets
     )
     text = "id: t\ngroup: mixed\ncategory: c\ndescription: d\nsessions:\n" + sessions
     errors = validate_path(_write(tmp_path_factory.mktemp("h"), text))

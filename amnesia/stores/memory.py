@@ -1,4 +1,7 @@
-"""A process-local store: dicts and lists. Forgotten content is dropped with the item (nothing to scrub)."""
+"""A process-local store: dicts and lists. Forgotten content is dropped with the item (nothing to scrub).
+
+Saved items are kept by reference (the engine owns them and writes every change through); `load_items` hands
+out copies, so a second engine on the same store never shares mutable state with the first."""
 
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ class InMemoryStore:
                 deleted.append(entry.item_id)
         log.extend(audit)
         for item in save:
-            items[item.id] = replace(item)
+            items[item.id] = item
         return deleted
 
     def audit_entries(

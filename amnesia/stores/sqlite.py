@@ -26,6 +26,7 @@ from amnesia.item import MemoryItem
 
 T = TypeVar("T")
 _RETRY_PAUSE = 0.02
+_ID_CHUNK = 500  # ids per `IN (...)` query, well under SQLite's bound-parameter limit
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -161,19 +162,14 @@ class SQLiteStore:
         save: Sequence[MemoryItem],
         audit: Sequence[AuditEntry],
     ) -> list[str]:
-        deleted: list[str] = []
         with self._transaction():
-            for entry in forget:
-                exists = self._db.execute(
-                    "SELECT 1 FROM items WHERE id = ? AND workspace_id = ?", (entry.item_id, workspace_id)
-                ).fetchone()
-                if exists is None:
-                    continue
-                self._insert_audit(entry)  # the audit line first, then the content goes
-                self._db.execute("DELETE FROM items WHERE id = ?", (entry.item_id,))
-                deleted.append(entry.item_id)
-            for entry in audit:
-                self._insert_audit(entry)
+            present = self._existing_ids(workspace_id, [entry.item_id for entry in forget])
+            due = list({entry.item_id: entry for entry in forget if entry.item_id in present}.values())
+            self._insert_audit([*due, *audit])  # the audit lines first, then the content goes
+            self._db.executemany("DELETE FROM items WHERE id = ?", [(entry.item_id,) for entry in due])
+            # Another process may have forgotten an item this caller still holds (a touch, a status change):
+            # saving it would bring forgotten content back, so saves of audited-as-forgotten ids are dropped.
+            save = [item for item in save if not self._audited_as_forgotten(workspace_id, item.id)]
             self._db.executemany(
                 "INSERT INTO items (id, workspace_id, data) VALUES (?, ?, ?) "
                 "ON CONFLICT(id) DO UPDATE SET data = excluded.data, workspace_id = excluded.workspace_id",
@@ -182,21 +178,43 @@ class SQLiteStore:
                     for item in save
                 ],
             )
-        return deleted
+        return [entry.item_id for entry in due]
 
-    def _insert_audit(self, entry: AuditEntry) -> None:
-        self._db.execute(
+    def _existing_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), _ID_CHUNK):
+            chunk = ids[start : start + _ID_CHUNK]
+            rows = self._db.execute(
+                f"SELECT id FROM items WHERE workspace_id = ? AND id IN ({','.join('?' * len(chunk))})",
+                (workspace_id, *chunk),
+            )
+            found.update(item_id for (item_id,) in rows)
+        return found
+
+    def _audited_as_forgotten(self, workspace_id: str, item_id: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM audit WHERE workspace_id = ? AND item_id = ? "
+            f"AND reason IN ({_FORGET_REASON_LIST}) LIMIT 1",
+            (workspace_id, item_id),
+        ).fetchone()
+        return row is not None
+
+    def _insert_audit(self, entries: Sequence[AuditEntry]) -> None:
+        self._db.executemany(
             "INSERT INTO audit (workspace_id, item_id, restored_from, reason, at, content_hash, data) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                entry.workspace_id,
-                entry.item_id,
-                entry.restored_from,
-                entry.reason,
-                entry.at,
-                entry.content_hash,
-                json.dumps(entry.to_dict(), ensure_ascii=False),
-            ),
+            [
+                (
+                    entry.workspace_id,
+                    entry.item_id,
+                    entry.restored_from,
+                    entry.reason,
+                    entry.at,
+                    entry.content_hash,
+                    json.dumps(entry.to_dict(), ensure_ascii=False),
+                )
+                for entry in entries
+            ],
         )
 
     def _scrub_wal(self) -> None:

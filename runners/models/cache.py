@@ -103,12 +103,6 @@ class ResponseCache:
         with self._lock:
             return self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
-            self._conn = None
-
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path}
 
@@ -131,7 +125,10 @@ class CachedModel:
         return self.inner.name
 
     def describe(self) -> dict:
-        return {**self.inner.describe(), "cache": {"path": str(self.cache.path), "epoch": self.epoch}}
+        # The cache is transparent (same request, same answer), so a run may resume with or without it;
+        # only a non-default epoch, which asks for other samples, is part of the model's identity.
+        described = self.inner.describe()
+        return {**described, "cache_epoch": self.epoch} if self.epoch else described
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         key = request_key(self.inner.request_payload(request), self.epoch)

@@ -110,11 +110,6 @@ class OpenAICompatModel:
             body = self._post_with_retries(payload)
         return parse_chat_completion(body, request)
 
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-
     def _http(self) -> httpx.Client:
         with self._client_lock:
             if self._client is None:

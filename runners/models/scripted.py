@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from amnesia.durations import parse_duration
@@ -32,6 +33,10 @@ STRATEGIES: tuple[Strategy, ...] = ("uniform", "first", "last", "newest")
 ABSTAIN_TEXT = "I don't know."
 ACK_TEXT = "OK, noted."
 _WRITTEN_AGO = re.compile(r"written (\d[0-9wdhms]*) ago")
+
+
+# History messages recur in every later call of a session (and on every arm), so their counts are memoised.
+_message_tokens = lru_cache(maxsize=65_536)(count_tokens)
 
 
 @dataclass(frozen=True)
@@ -100,5 +105,5 @@ class ScriptedModel:
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         text = self.answer(request)
-        prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in request.messages)
+        prompt_tokens = sum(_message_tokens(str(m.get("content") or "")) for m in request.messages)
         return ModelResponse(text=text, prompt_tokens=prompt_tokens, completion_tokens=count_tokens(text))

@@ -1,0 +1,194 @@
+"""Crash safety: SIGKILL the engine at random points during remember, forget, sweep and eviction, then
+check the database against what the killed process had been told (benchmarks/db_invariants.py).
+
+    python benchmarks/crash_safety.py                   # 300 kills (about 3 minutes on 2 cores)
+    python benchmarks/crash_safety.py --kills 24 --json # what tests/test_hardening_crash.py runs
+
+Each round starts a worker on the same SQLite file; the worker loops over seeded random operations on a
+simulated clock (remember with and without a key, session memories, forget by id and by query, sweep, end of
+a sub-agent), with a store small enough that most writes evict. It logs an intent line before and an ack line
+after every operation. The parent kills it after a random delay, reopens the file (recovery) and checks every
+invariant. Prints kills, operations in flight when killed, acknowledged operations, writes and forgets
+checked, and every problem; exit 1 if there is one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from db_invariants import check_database, read_ledgers
+
+from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
+from amnesia.errors import AmnesiaError
+
+CONFIG = Config(max_store_bytes=1_000, max_item_bytes=400, default_ttl=1_800.0)
+WORDS = ("deploy", "oolong", "staging", "invoice", "harbor", "quartz", "lantern", "meadow")
+STEP_SECONDS = 7.0  # simulated time per operation: ttls of minutes expire within a round
+OWNERS = ("s1", "s2")
+
+
+def _note(log: TextIO, **event: Any) -> None:
+    log.write(json.dumps(event, ensure_ascii=False) + "\n")
+    log.flush()
+
+
+def _operation(engine: Amnesia, rng: random.Random, serial: str, log: TextIO) -> None:
+    """One random operation, bracketed by its intent and ack lines."""
+    roll = rng.random()
+    now = engine.clock.now()
+    if roll < 0.55:
+        content = f"Crash note {serial}: the {rng.choice(WORDS)} value is {rng.randrange(10**6)}."
+        options: dict[str, Any] = {"ttl": rng.choice((60.0, 900.0, 3_600.0, 86_400.0))}
+        if rng.random() < 0.3:
+            options["key"] = f"subject-{rng.randrange(4)}"
+        if rng.random() < 0.2:
+            options |= {"scope": "session", "owner_id": rng.choice(OWNERS)}
+        if rng.random() < 0.05:
+            options |= {"pin": True, "ttl": None, "key": None}
+        _note(log, t="intent", op="remember", content=content, at=now)
+        view = engine.remember(content, **options)
+        done = "remember-evicting" if view.evicted else "remember"
+        _note(log, t="ack", op=done, id=view.id, content=content, gone=[*view.superseded, *view.evicted])
+    elif roll < 0.7:
+        live = engine.plugs()
+        _note(log, t="intent", op="forget", at=now)
+        ids = engine.forget(rng.choice(live).id).ids if live else ()
+        _note(log, t="ack", op="forget", gone=list(ids))
+    elif roll < 0.8:
+        _note(log, t="intent", op="forget-query", at=now)
+        ids = engine.forget(query=rng.choice(WORDS)).ids
+        _note(log, t="ack", op="forget-query", gone=list(ids))
+    elif roll < 0.95:
+        _note(log, t="intent", op="sweep", at=now)
+        ids = engine.sweep().ids
+        _note(log, t="ack", op="sweep", gone=list(ids))
+    else:
+        _note(log, t="intent", op="end-agent", at=now)
+        ids = engine.end_agent(rng.choice(OWNERS)).ids
+        _note(log, t="ack", op="end-agent", gone=list(ids))
+    engine.clock.advance(STEP_SECONDS)  # type: ignore[attr-defined]
+
+
+def worker(db: Path, ledger: Path, start: float, seed: int) -> None:
+    """Run random operations until killed (prints `ready` once the store is open)."""
+    rng = random.Random(seed)
+    clock = SimulatedClock(start)
+    counter = iter(range(10**9))
+    engine = Amnesia(
+        store=SQLiteStore(db), config=CONFIG, clock=clock, id_factory=lambda: f"m-{seed}-{next(counter)}"
+    )
+    print("ready", flush=True)
+    with ledger.open("a", encoding="utf-8") as log:
+        _note(log, t="start", at=start)
+        while True:
+            try:
+                _operation(engine, rng, f"{seed}-{next(counter)}", log)
+            except AmnesiaError as error:  # e.g. capacity with only pinned items left: refused, not lost
+                _note(log, t="ack", op="refused", error=str(error))
+
+
+def _last_time(ledger: Path) -> float:
+    """The simulated time the killed worker had reached (the next round continues from there)."""
+    latest = 0.0
+    if ledger.exists():
+        for line in ledger.read_text(encoding="utf-8").splitlines():
+            try:
+                latest = max(latest, float(json.loads(line).get("at", 0.0)))
+            except (json.JSONDecodeError, ValueError):
+                continue
+    return latest
+
+
+def run_kills(kills: int, folder: Path, seed: int, max_delay: float) -> dict[str, Any]:
+    rng = random.Random(seed)
+    db, ledger = folder / "memory.db", folder / "ledger.jsonl"
+    problems: list[str] = []
+    verdict = None
+    for round_index in range(kills):
+        start = _last_time(ledger) + STEP_SECONDS
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                str(db),
+                str(ledger),
+                str(start),
+                str(seed * 100_000 + round_index),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert process.stdout is not None
+        if process.stdout.readline().strip() != "ready":
+            problems.append(f"round {round_index}: worker failed to start: {process.communicate()[1][-300:]}")
+            break
+        time.sleep(rng.uniform(0.0, max_delay))
+        if process.poll() is not None:
+            problems.append(f"round {round_index}: worker died: {process.communicate()[1][-300:]}")
+            break
+        process.send_signal(signal.SIGKILL)
+        process.communicate()
+        SQLiteStore(db).close()  # reopen after the crash, as the next user would
+        verdict = check_database(db, read_ledgers([ledger]), CONFIG)
+        if verdict.problems:
+            problems += [f"after kill {round_index + 1}: {p}" for p in verdict.problems]
+            break
+    ledger_state = read_ledgers([ledger])
+    return {
+        "kills": kills,
+        "in_flight_at_kill": dict(sorted(ledger_state.in_flight.items())),
+        "acknowledged": dict(sorted(ledger_state.acks.items())),
+        "writes_checked": verdict.writes_checked if verdict else 0,
+        "forgets_checked": verdict.forgets_checked if verdict else 0,
+        "live_items": verdict.live if verdict else 0,
+        "forget_entries": verdict.forget_entries if verdict else 0,
+        "problems": problems,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-delay", type=float, default=0.3, help="seconds a worker runs at most")
+    parser.add_argument("--dir", type=Path, default=None, help="keep the database here (default: a temp dir)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument(
+        "--worker", nargs=4, metavar=("DB", "LEDGER", "START", "SEED"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args()
+    if args.worker:
+        db, ledger, start, seed = args.worker
+        worker(Path(db), Path(ledger), float(start), int(seed))
+        return 0
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = args.dir or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        figures = run_kills(args.kills, folder, args.seed, args.max_delay)
+        figures["seconds"] = round(time.perf_counter() - started, 1)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for name, value in figures.items():
+            if name != "problems":
+                print(f"{name}: {value}")
+        print(f"problems: {len(figures['problems'])}")
+        for problem in figures["problems"]:
+            print(f"  {problem}")
+    return 1 if figures["problems"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

