@@ -19,10 +19,10 @@ from typing import Annotated, Any, Literal
 import typer
 
 from amnesia import Amnesia, Config, SQLiteStore, SystemClock
+from amnesia.cli_runner import run_app
 from amnesia.durations import format_duration, parse_duration
 from amnesia.errors import AmnesiaError, InvalidInput, NotFound
 
-EXIT_BAD_INPUT = 2
 KindChoice = Literal["fact", "preference", "episode", "task-context"]
 ScopeChoice = Literal["workspace", "session", "team"]
 CurveChoice = Literal["flat", "linear", "ebbinghaus"]
@@ -328,26 +328,9 @@ def plugs(
     state.emit({"items": views}, [_plug_line(state, v) for v in views] or ["no live memories"])
 
 
-def _fail(message: str) -> int:
-    first_line = message.strip().splitlines()[0] if message.strip() else "invalid input"
-    print(f"error: {first_line}", file=sys.stderr)
-    return EXIT_BAD_INPUT
-
-
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (errors become one stderr line and code 2)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(app)
-    try:
-        # No arguments at all: show the help (exit 0) rather than a usage error.
-        result = command.main(args=args or ["--help"], prog_name=app.info.name, standalone_mode=False)
-    except typer.Abort:
-        return _fail("aborted")
-    except typer.TyperException as exc:  # usage errors: unknown command/option, bad or missing value
-        return _fail(exc.format_message())
-    except (AmnesiaError, ValueError, OSError, sqlite3.Error) as exc:
-        return _fail(str(exc))
-    return result if isinstance(result, int) else 0
+    return run_app(app, argv, (AmnesiaError, ValueError, OSError, sqlite3.Error))
 
 
 def main() -> None:

@@ -18,8 +18,9 @@ NO_OWNER = -1
 
 
 class ItemColumns:
-    def __init__(self, *, auto_expire: bool = True, capacity: int = 1024) -> None:
+    def __init__(self, *, auto_expire: bool = True, rank_only: bool = False, capacity: int = 1024) -> None:
         self.auto_expire = auto_expire  # whether block lines carry "expires in ..." for unpinned items
+        self.rank_only = rank_only  # decay_mode "rank": decay orders, only a hard expires_at forgets
         self.ids: list[str | None] = []
         self.slot_of: dict[str, int] = {}
         self._free: list[int] = []
@@ -81,7 +82,9 @@ class ItemColumns:
         self.scope[slot] = SCOPE_CODES[item.scope]
         self.owner[slot] = self.owner_code(item.owner_id)
         self.marked_stale[slot] = item.status == "stale"
-        self.line_tokens[slot] = static_line_tokens(item, self.auto_expire and not item.pinned)
+        deadline = not self.rank_only or item.expires_at is not None  # rank mode: only a hard deadline
+        has_expiry = self.auto_expire and not item.pinned and deadline
+        self.line_tokens[slot] = static_line_tokens(item, has_expiry)
 
     def _new_slot(self, item_id: str) -> int:
         if self._free:
@@ -95,12 +98,12 @@ class ItemColumns:
         self.slot_of[item_id] = slot
         return slot
 
-    def remove(self, item_id: str) -> None:
-        slot = self.slot_of.pop(item_id, None)
-        if slot is not None:
-            self.alive[slot] = False
+    def remove_many(self, item_ids: list[str]) -> None:
+        slots = [self.slot_of.pop(item_id) for item_id in item_ids]
+        self.alive[slots] = False
+        for slot in slots:
             self.ids[slot] = None
-            self._free.append(slot)
+        self._free.extend(slots)
 
     @property
     def used(self) -> int:
@@ -112,7 +115,13 @@ class ItemColumns:
         if not auto_expire:
             return self.base[:n].copy()
         return decayed(
-            self.base[:n], now - self.anchor[:n], self.ttl[:n], self.curve[:n], self.no_decay[:n], decay_k
+            self.base[:n],
+            now - self.anchor[:n],
+            self.ttl[:n],
+            self.curve[:n],
+            self.no_decay[:n],
+            decay_k,
+            zero_at_ttl=not self.rank_only,
         )
 
     def due(
@@ -121,6 +130,9 @@ class ItemColumns:
         """(due, expired) masks: due items must go; expired ones with reason "expired", the rest "stale"."""
         n = self.used
         live = self.alive[:n] & ~self.pinned[:n]
+        if self.rank_only:  # only the hard deadline forgets
+            expired = live & (now >= self.expires[:n])
+            return expired, expired
         expired = live & ((now >= self.expires[:n]) | (now - self.anchor[:n] >= self.ttl[:n]))
         due = expired | (live & ~self.no_decay[:n] & (strengths < forgotten_strength))
         return due, expired
@@ -179,6 +191,9 @@ class ItemColumns:
     ) -> np.ndarray:
         """When each unpinned live item (of `slots`, default all) will be forgotten untouched (inf: never)."""
         at = slice(0, self.used) if slots is None else slots
-        idle = idle_forget_after(self.base[at], self.ttl[at], self.curve[at], forgotten_strength, decay_k)
-        when = np.minimum(self.anchor[at] + idle, self.expires[at])
+        if self.rank_only:
+            when = self.expires[at]
+        else:
+            idle = idle_forget_after(self.base[at], self.ttl[at], self.curve[at], forgotten_strength, decay_k)
+            when = np.minimum(self.anchor[at] + idle, self.expires[at])
         return np.where(self.alive[at] & ~self.pinned[at] & self.auto_expire, when, np.inf)

@@ -20,6 +20,8 @@ from amnesia.item import CURVES
 
 RenewOnInject = Literal["full", "used", "none"]
 RENEW_MODES: tuple[str, ...] = get_args(RenewOnInject)
+DecayMode = Literal["forget", "rank"]
+DECAY_MODES: tuple[str, ...] = get_args(DecayMode)
 ENV_PREFIX = "AMNESIA_"
 DEFAULT_DB_PATH = "~/.amnesia/memory.db"
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -50,6 +52,7 @@ class Config:
     max_store_bytes: int = 256 * 1024  # content bytes per workspace; over it the weakest unpinned are evicted
     max_item_bytes: int = 2048
     auto_expire: bool = True  # False: no decay, no expiry — forget only when told
+    decay_mode: str = "forget"  # forget (stale hidden, decayed/idle deleted) | rank (decay only re-ranks)
     audit_retention: float = 90 * 86_400.0  # audit entries older than this are pruned
     restorable: bool = (
         False  # True: the audit keeps a copy of forgotten content so restore() can plug it back
@@ -100,6 +103,7 @@ class Config:
             self.max_store_bytes,
             "must be >= max_item_bytes",
         )
+        _require(self.decay_mode in DECAY_MODES, "decay_mode", self.decay_mode, "expected forget|rank")
         _require(self.audit_retention > 0, "audit_retention", self.audit_retention, "must be > 0")
         _require(
             self.promote_after_accesses >= 0, "promote_after_accesses", self.promote_after_accesses, ">= 0"

@@ -8,12 +8,12 @@ import re
 UNIT_SECONDS: dict[str, int] = {"w": 604_800, "d": 86_400, "h": 3_600, "m": 60, "s": 1}
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*([wdhms])")
 _WHOLE = re.compile(r"^\s*(?:\d+(?:\.\d+)?\s*[wdhms]\s*)+$")
-# Anything longer than this is almost certainly a typo (and overflows datetime arithmetic downstream).
+# Anything longer is almost certainly a typo (and overflows datetime arithmetic downstream).
 MAX_DURATION_SECONDS = 100 * 365 * 86_400
 
 
 def parse_duration(value: str | int | float, *, field: str = "duration") -> float:
-    """Parse a duration into seconds. Raises ValueError with a one-line message naming `field` and the value."""
+    """Parse a duration into seconds; ValueError with a one-line message naming `field` and the value."""
     if isinstance(value, bool):
         raise ValueError(f"{field}: expected a duration like 15s, 2h30m, 7d or 1w, got {value!r}")
     if isinstance(value, (int, float)):
@@ -27,7 +27,9 @@ def parse_duration(value: str | int | float, *, field: str = "duration") -> floa
         else:
             raise ValueError(f"{field}: expected a duration like 15s, 2h30m, 7d or 1w, got {value!r}")
     else:
-        raise ValueError(f"{field}: expected a duration like 15s, 2h30m, 7d or 1w, got {type(value).__name__}")
+        raise ValueError(
+            f"{field}: expected a duration like 15s, 2h30m, 7d or 1w, got {type(value).__name__}"
+        )
     if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"{field}: duration must be a finite, non-negative number of seconds, got {value!r}")
     if seconds > MAX_DURATION_SECONDS:

@@ -76,7 +76,9 @@ class Amnesia:
     def _load(self) -> None:
         self._items: dict[str, MemoryItem] = {}
         self._ids_by_key: dict[str, set[str]] = {}
-        self._columns = ItemColumns(auto_expire=self.config.auto_expire)
+        self._columns = ItemColumns(
+            auto_expire=self.config.auto_expire, rank_only=not decay.forgets_by_time(self.config)
+        )
         self._bytes = 0
         for item in self.store.load_items(self.workspace_id):
             self._cache(item)
@@ -88,14 +90,6 @@ class Amnesia:
         if item.key is not None:
             self._ids_by_key.setdefault(item.key, set()).add(item.id)
         self._columns.upsert(item)
-
-    def _uncache(self, item_id: str) -> None:
-        item = self._items.pop(item_id, None)
-        if item is not None:
-            self._bytes -= item.size_bytes
-            if item.key is not None:
-                self._ids_by_key[item.key].discard(item_id)
-            self._columns.remove(item_id)
 
     def _sync(self) -> None:
         if self.store.changed_externally():
@@ -329,9 +323,7 @@ class Amnesia:
             raise InvalidInput("query: must be a non-empty string")
         if id is not None:
             targets = [self._items[id]] if id in self._items else []
-        elif all:
-            targets = list(self._items.values())
-        else:
+        else:  # all=True with filters narrows "everything" to what matches them
             targets = [
                 item
                 for item in self._items.values()
@@ -390,8 +382,13 @@ class Amnesia:
         return [e.item_id for e in done]
 
     def _after_forget(self, entries: Sequence[AuditEntry]) -> None:
-        for entry in entries:
-            self._uncache(entry.item_id)
+        gone = [entry.item_id for entry in entries]
+        for item_id in gone:
+            item = self._items.pop(item_id)
+            self._bytes -= item.size_bytes
+            if item.key is not None:
+                self._ids_by_key[item.key].discard(item_id)
+        self._columns.remove_many(gone)
         if self._events.has_listeners("forgotten"):
             for entry in entries:
                 self._events.emit("forgotten", _forget_payload(entry))
@@ -408,13 +405,12 @@ class Amnesia:
         slots = np.flatnonzero(due)
         if len(slots) == 0:
             return strengths, [], {}
-        items = [self._items[self._columns.ids[slot]] for slot in slots]  # type: ignore[index]
-        reasons = ["expired" if expired[slot] else "stale" for slot in slots]
-        ids = self._forget_items(items, reasons, now)
-        counts: dict[str, int] = {}
-        for why in reasons:
-            counts[why] = counts.get(why, 0) + 1
-        return strengths, ids, counts
+        ids, items = self._columns.ids, self._items
+        due_items = [items[ids[slot]] for slot in slots.tolist()]  # type: ignore[index]
+        reasons = ["expired" if hard else "stale" for hard in expired[slots].tolist()]
+        forgotten = self._forget_items(due_items, reasons, now)
+        counts = {why: reasons.count(why) for why in ("expired", "stale") if why in reasons}
+        return strengths, forgotten, counts
 
     def _live(self, item_id: str, now: float) -> MemoryItem | None:
         """The item, or None if it is gone or was due (then it is forgotten now)."""
@@ -507,7 +503,7 @@ class Amnesia:
         strengths, _, _ = self._forget_due(now)
         visible = self._columns.visible(owner_id, include_workspace)
         n = self._columns.used
-        stale = visible & (strengths < self.config.stale_strength) & ~self._columns.pinned[:n]
+        stale = visible & (strengths < decay.stale_threshold(self.config)) & ~self._columns.pinned[:n]
         excluded = {"stale": int(stale.sum()), "invisible": len(self._items) - int(visible.sum())}
         if not self.config.prompt_section_enabled:
             return fill_budget((), np.zeros(0), budget, now), budget, excluded
@@ -663,6 +659,8 @@ class Amnesia:
     def _stale_at(self, item: MemoryItem) -> float | None:
         if item.pinned or item.ttl is None or not self.config.auto_expire or item.curve == "flat":
             return None
+        if not decay.forgets_by_time(self.config):  # rank mode has no stale state
+            return None
         fraction = decay.idle_fraction(
             item.strength, item.curve, self.config.stale_strength, self.config.decay_k
         )
@@ -683,7 +681,7 @@ class Amnesia:
         strengths, _, _ = self._forget_due(now)
         columns, n = self._columns, self._columns.used
         alive = columns.alive[:n]
-        stale = alive & ~columns.pinned[:n] & (strengths < self.config.stale_strength)
+        stale = alive & ~columns.pinned[:n] & (strengths < decay.stale_threshold(self.config))
         times = columns.forget_times(self.config.forgotten_strength, self.config.decay_k)
         next_expiry = (
             float(times.min()) if self.config.auto_expire and n and np.isfinite(times.min()) else None
@@ -714,13 +712,17 @@ class Amnesia:
             raise InvalidInput(f"limit: expected a non-negative integer, got {limit!r}")
         if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float))):
             raise InvalidInput(f"since: expected a time in seconds, got {since!r}")
-        self._prune_audit(self.clock.now())
+        now = self.clock.now()
+        self._forget_due(now)  # an item that is due now belongs in the audit now, not after the next sweep
+        self._prune_audit(now)
         return self.store.audit_entries(self.workspace_id, limit=limit, since=since)
 
     def verify(self, text: str) -> list[AuditEntry]:
         """Forget entries whose item had exactly this content (recomputes the keyed hash)."""
         if not isinstance(text, str):
             raise InvalidInput("text: expected a string")
+        self._sync()
+        self._forget_due(self.clock.now())
         entries = self.store.audit_by_hash(self.workspace_id, self._hash(text))
         return [entry for entry in entries if entry.reason in FORGET_REASONS]
 
@@ -734,7 +736,7 @@ class Amnesia:
         now = self.clock.now()
         strengths, ids, counts = self._forget_due(now)
         columns, n = self._columns, self._columns.used
-        stale = columns.alive[:n] & ~columns.pinned[:n] & (strengths < self.config.stale_strength)
+        stale = columns.alive[:n] & ~columns.pinned[:n] & (strengths < decay.stale_threshold(self.config))
         changed = np.flatnonzero(columns.alive[:n] & (stale != columns.marked_stale[:n]))
         updated = []
         for slot in changed:
@@ -838,6 +840,7 @@ class Amnesia:
             untrusted=item.untrusted,
             superseded=superseded,
             evicted=evicted,
+            hard_expires_at=item.expires_at,
         )
 
     def _plug_view(self, item: MemoryItem, now: float) -> PlugView:

@@ -295,9 +295,8 @@ def _forget(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, A
         raise ToolError("confirm: all=true forgets everything and needs confirm=true", "confirm")
     filters: dict[str, Any] = {"query": args.get("query"), "tags": args.get("tags")}
     if agent.is_sub_agent:
-        # A sub-agent reaches only its own session: "all" becomes that session, an id must belong to it.
+        # A sub-agent reaches only its own session: "all" narrows to that session, an id must belong to it.
         filters |= {"scope": "session", "owner_id": agent.owner_id}
-        forget_all = False
         detail = engine.inspect(args["id"]) if "id" in args else None
         if detail is not None and (detail.scope, detail.owner_id) != ("session", agent.owner_id):
             raise ToolError("id: not one of this sub-agent's session memories", "id")

@@ -44,6 +44,7 @@ class MemoryView(_View):
     untrusted: bool = False
     superseded: tuple[str, ...] = ()  # ids this write retired
     evicted: tuple[str, ...] = ()  # ids evicted to make room
+    hard_expires_at: float | None = None  # the caller's fixed deadline, if any (expires_at includes it)
 
 
 @dataclass(frozen=True)

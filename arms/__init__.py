@@ -1,6 +1,6 @@
 """Memory policies ("arms"). Importing this package registers every arm: one import line per arm module."""
 
-from arms import (  # noqa: F401  # noqa: F401
+from arms import (  # noqa: F401
     agent_managed,
     amnesia_arm,
     claims,

@@ -1,6 +1,6 @@
 """The arm protocol: one small interface that every memory policy follows (no memory, full memory, Amnesia,
-retrieval, clue folding, claims, MemoryBank...). The runner drives an arm through a task; the arm never sees the
-task file, the probes or the scoring, only what an agent's memory system would see.
+retrieval, clue folding, claims, MemoryBank...). The runner drives an arm through a task; the arm never sees
+the task file, the probes or the scoring, only what an agent's memory system would see.
 
 Call order for one task (the runner guarantees it):
 
@@ -18,8 +18,8 @@ Call order for one task (the runner guarantees it):
         end_session(session)
     end_task()
 
-Memory events (writes, forgets with their reason, touches) are written by the arm through `ctx.log`; the runner
-logs everything else (turns, injections, model calls, probes).
+Memory events (writes, forgets with their reason, touches) are written by the arm through `ctx.log`; the
+runner logs everything else (turns, injections, model calls, probes).
 """
 
 from __future__ import annotations

@@ -8,10 +8,8 @@ policy alone).
 - `amnesia-sliding-ttl` — LangGraph store with `refresh_on_read`: a flat curve, and every injection is
   a read that restarts the ttl (`renew_on_inject: full`).
 - `amnesia-rank-decay` — mem0 platform's decay, which re-ranks and does not hide: an Ebbinghaus curve
-  with the stale and forgotten thresholds at their floor, so a decayed item is ranked lower but still
-  injected. Deviation: the engine deletes any item left idle for a whole ttl, under every curve, and no
-  Config switch turns that rule off (only `auto_expire: false`, which also stops the decay); so this
-  preset still forgets items idle for a full ttl.
+  with `decay_mode: rank`, so a decayed item is ranked lower but still injected, and nothing is forgotten
+  by time alone (past its ttl it keeps decaying instead of being deleted).
 - `amnesia-keep-all-oracle-key` — keep everything (no decay, no expiry) plus supersession by the task's
   `key` (`use_keys: true`): what an LLM-judged update ("does this replace that?") achieves at best."""
 
@@ -22,7 +20,7 @@ from arms.registry import register_variant
 PRESETS: dict[str, dict[str, object]] = {
     "amnesia-hard-ttl": {"default_curve": "flat", "renew_on_inject": "none"},
     "amnesia-sliding-ttl": {"default_curve": "flat", "renew_on_inject": "full"},
-    "amnesia-rank-decay": {"default_curve": "ebbinghaus", "stale_strength": 2e-6, "forgotten_strength": 1e-6},
+    "amnesia-rank-decay": {"default_curve": "ebbinghaus", "decay_mode": "rank"},
     "amnesia-keep-all-oracle-key": {"auto_expire": False, "use_keys": True},
 }
 

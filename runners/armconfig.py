@@ -115,6 +115,12 @@ def parse_overrides(assignments: list[str]) -> dict[str, dict[str, Any]]:
     return overrides
 
 
+def comparable_arms() -> list[str]:
+    """`--arms all`: every registered arm that runs with any model (arms that expose `tools` need a model
+    with function calling, so they are left out)."""
+    return [name for name in available() if not hasattr(create_arm(name), "tools")]
+
+
 def resolve_arm_specs(
     names: list[str], config_path: str | Path | None = None, assignments: list[str] | None = None
 ) -> list[ArmSpec]:
@@ -122,6 +128,8 @@ def resolve_arm_specs(
     once so that bad options fail here, before anything runs."""
     if not names:
         raise ArmConfigError("--arms: expected at least one arm name")
+    if names == ["all"]:
+        names = comparable_arms()
     if len(set(names)) != len(names):
         raise ArmConfigError(f"--arms: an arm is listed twice in {','.join(names)!r}")
     configured = load_arm_config(config_path) if config_path else {}

@@ -5,7 +5,6 @@ exit 2, and nothing is written."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -51,11 +50,7 @@ def _without_secrets(argv: list[str]) -> list[str]:
 
 
 def _build_report(run_dir: Path) -> None:
-    """Run the report step when the reports package provides it (it is optional for the runner)."""
-    if importlib.util.find_spec("reports.build") is None:
-        typer.echo("report step skipped: reports.build is not available", err=True)
-        return
-    from reports.build import build_report
+    from reports.build import build_report  # imported here: a run without the report step need not load it
     from reports.errors import ReportInputError
 
     try:
@@ -70,7 +65,7 @@ def register(app: typer.Typer) -> None:
     def run_command(
         tasks: Annotated[Path, typer.Option(help="Task file or folder.")] = Path("tasks"),
         arms: Annotated[
-            str, typer.Option(help="Comma-separated arm names.")
+            str, typer.Option(help="Comma-separated arm names, or all.")
         ] = "no-memory,full-memory,amnesia",
         model: Annotated[
             str, typer.Option(help="scripted[:first|last|newest|uniform], openai:<m>, gguf:<m>.")

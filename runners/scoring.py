@@ -34,7 +34,7 @@ _LATIN_NEGATION = re.compile(
     re.IGNORECASE,
 )
 _CJK_NEGATION = re.compile(
-    r"(?:已经不是|不再是|而不是|不是|不再|并非|而非|以前是|原来是|之前是|曾经是)\s*\S{0,2}$"
+    r"(?:已经不是|不再是|而不是|不是|不再|并非|而非|没有|以前是|原来是|之前是|曾经是)\s*\S{0,2}$"
 )
 _ABSTENTIONS = (
     "i don't know",

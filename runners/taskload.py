@@ -52,7 +52,8 @@ class TaskError:
     problem: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.field}: {self.problem}"
+        where = f"{self.file}:{self.line}" if self.line else self.file  # line 0: the file/folder as a whole
+        return f"{where}: {self.field}: {self.problem}"
 
 
 class TaskSetError(ValueError):
@@ -113,15 +114,19 @@ def read_task_set(path: str | Path) -> tuple[list[Task], list[TaskError]]:
     """(the valid tasks, every problem) in one pass; callers that need both avoid reading twice."""
     root = Path(path)
     if not root.exists():
-        return [], [TaskError(str(root), 0, "path", "no such file or folder")]
+        hint = " (run from the repository root, or pass --tasks PATH)" if str(path) == "tasks" else ""
+        return [], [TaskError(str(root), 0, "path", f"no such file or folder{hint}")]
     files = task_files(root)
     if not files:
         return [], [TaskError(str(root), 0, "path", "no *.yaml or *.yml task files found")]
     tasks: list[Task] = []
     errors: list[TaskError] = []
     first_seen: dict[str, Task] = {}
+    base = root.parent if root.is_file() else root
     for file in files:
-        reader = _FileReader(str(file))
+        # Errors name the file as the user gave it; tasks carry the path relative to the set (as in the
+        # manifest's file hashes), so logs do not depend on where the checkout lives.
+        reader = _FileReader(str(file), source=file.relative_to(base).as_posix())
         for task in reader.read(file):
             earlier = first_seen.setdefault(task.id, task)
             if earlier is not task:
@@ -195,8 +200,9 @@ def _check_expansion(root: yaml.Node) -> None:
 class _FileReader:
     """Turns one file's YAML node tree into Tasks, collecting every error with its line."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, source: str) -> None:
         self.file = label
+        self.source = source
         self.errors: list[TaskError] = []
         self._constructor = yaml.constructor.SafeConstructor()
 
@@ -356,7 +362,7 @@ class _FileReader:
             description=description or "",
             sessions=sessions,
             lang=lang or ("zh" if any(has_cjk(text) for text in texts) else "en"),
-            source_file=self.file,
+            source_file=self.source,
             source_line=node.start_mark.line + 1,
         )
         if not task.probes:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from typer.testing import CliRunner
 
 DRINK_TASK: dict[str, Any] = {
     "id": "harmful/verification-drink",
@@ -128,6 +129,33 @@ CHINESE_TASK: dict[str, Any] = {
 }
 
 SMALL_SET = [DRINK_TASK, PREFERENCE_TASK, SUBAGENT_TASK, CHINESE_TASK]
+
+
+THREE_ARMS = "no-memory,full-memory,amnesia"
+
+
+def run_args(tasks: Path, out: Path, arms: str = THREE_ARMS, *extra: str) -> list[str]:
+    """`amnesia-bench run` arguments for a quiet test run without the report step."""
+    return [
+        "run",
+        "--no-progress",
+        "--no-report",
+        "--tasks",
+        str(tasks),
+        "--arms",
+        arms,
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def run_ok(tasks: Path, out: Path, *extra: str, arms: str = THREE_ARMS) -> None:
+    """Run through typer's CliRunner and insist on success."""
+    from runners.cli import app
+
+    result = CliRunner().invoke(app, run_args(tasks, out, *extra, arms=arms))
+    assert result.exit_code == 0, result.output
 
 
 def write_tasks(folder: Path, tasks: list[dict[str, Any]], name: str = "tasks.yaml") -> Path:

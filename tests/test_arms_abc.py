@@ -9,35 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import DRINK_TASK, SMALL_SET, SUBAGENT_TASK, read_log, run_logs, write_tasks
-from typer.testing import CliRunner
+from runner_support import DRINK_TASK, SMALL_SET, SUBAGENT_TASK, read_log, run_logs, run_ok, write_tasks
 
 from amnesia.clock import SimulatedClock
 from arms.amnesia_arm import AmnesiaArm
 from arms.base import ArmContext, SessionInfo
 from arms.registry import create_arm, resolve
-from runners.cli import app
 from runners.taskgen import generate
 from runners.taskmodel import ForgetSpec, RememberSpec
-
-
-def _run(tasks: Path, out: Path, arms: str, *args: str) -> None:
-    result = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--no-progress",
-            "--no-report",
-            "--tasks",
-            str(tasks),
-            "--arms",
-            arms,
-            "--out",
-            str(out),
-            *args,
-        ],
-    )
-    assert result.exit_code == 0, result.output
 
 
 def _records(out: Path, arm: str, task_id: str) -> list[dict[str, Any]]:
@@ -101,7 +80,7 @@ def test_b_and_c_logs_are_identical_when_nothing_expires(tmp_path: Path) -> None
     folder = write_tasks(tmp_path / "tasks", tasks)
     out = tmp_path / "run"
     for strategy in ("first", "newest"):
-        _run(folder, out / strategy, "full-memory,amnesia", "--model", f"scripted:{strategy}")
+        run_ok(folder, out / strategy, "--model", f"scripted:{strategy}", arms="full-memory,amnesia")
         logs = run_logs(out / strategy)
         forgets = 0
         for task in tasks:
@@ -114,7 +93,7 @@ def test_b_and_c_logs_are_identical_when_nothing_expires(tmp_path: Path) -> None
 
 def test_b_keeps_what_c_forgets(tmp_path: Path) -> None:
     folder = write_tasks(tmp_path / "tasks", [DRINK_TASK])
-    _run(folder, tmp_path / "run", "full-memory,amnesia")
+    run_ok(folder, tmp_path / "run", arms="full-memory,amnesia")
     full = _records(tmp_path / "run", "full-memory", DRINK_TASK["id"])
     amnesia = _records(tmp_path / "run", "amnesia", DRINK_TASK["id"])
     assert not [r for r in full if r["type"] == "memory_forget"]
@@ -129,7 +108,7 @@ def test_b_keeps_what_c_forgets(tmp_path: Path) -> None:
 
 def test_sub_agent_memories_stay_in_its_session_and_end_with_it(tmp_path: Path) -> None:
     folder = write_tasks(tmp_path / "tasks", [SUBAGENT_TASK])
-    _run(folder, tmp_path / "run", "full-memory,amnesia")
+    run_ok(folder, tmp_path / "run", arms="full-memory,amnesia")
     for arm in ("full-memory", "amnesia"):
         records = _records(tmp_path / "run", arm, SUBAGENT_TASK["id"])
         write = next(r for r in records if r["type"] == "memory_write")
@@ -256,7 +235,7 @@ def test_aliases_and_budget_option(tmp_path: Path) -> None:
 
 def test_no_memory_injects_nothing(tmp_path: Path) -> None:
     folder = write_tasks(tmp_path / "tasks", SMALL_SET)
-    _run(folder, tmp_path / "run", "no-memory")
+    run_ok(folder, tmp_path / "run", arms="no-memory")
     for task in SMALL_SET:
         records = _records(tmp_path / "run", "no-memory", task["id"])
         assert all(r["block"] == "" and r["tokens"] == 0 for r in records if r["type"] == "injection")

@@ -6,10 +6,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from amnesia import Amnesia, Config, MemoryItem, SimulatedClock
+from amnesia.columns import ItemColumns
 from amnesia.decay import (
     CURVE_CODES,
     decayed,
@@ -17,6 +18,7 @@ from amnesia.decay import (
     forget_at,
     idle_forget_after,
     idle_fraction,
+    stale_threshold,
     status,
 )
 from amnesia.decay import strength as strength_of
@@ -25,6 +27,7 @@ CONFIG = Config()
 curves = st.sampled_from(["flat", "linear", "ebbinghaus"])
 ttls = st.floats(min_value=1.0, max_value=1e8)
 bases = st.floats(min_value=0.0, max_value=1.0)
+MODES = ("forget", "rank")
 
 
 def make(
@@ -47,18 +50,60 @@ def test_strength_in_unit_interval_non_increasing_and_zero_at_ttl(curve, ttl, ba
 
 
 @settings(max_examples=150, deadline=None)
-@given(curves, ttls, bases, st.floats(min_value=0.0, max_value=2.0), st.booleans())
-def test_scalar_and_vector_forms_agree(curve, ttl, base, fraction, pinned):
+@given(curves, ttls, bases, st.floats(min_value=0.0, max_value=2.0), st.booleans(), st.sampled_from(MODES))
+def test_scalar_and_vector_forms_agree(curve, ttl, base, fraction, pinned, mode):
+    config = Config(decay_mode=mode)
     item = make(curve, ttl, base, pinned=pinned)
     now = fraction * ttl
     vector = decayed(np.array([base]), np.array([now]), np.array([ttl]), np.array([CURVE_CODES[curve]]),
-                     np.array([pinned]), CONFIG.decay_k)  # fmt: skip
-    assert math.isclose(float(vector[0]), strength_of(item, now, CONFIG), rel_tol=1e-12, abs_tol=1e-15)
+                     np.array([pinned]), CONFIG.decay_k, zero_at_ttl=mode == "forget")  # fmt: skip
+    assert math.isclose(float(vector[0]), strength_of(item, now, config), rel_tol=1e-12, abs_tol=1e-15)
     for threshold in (CONFIG.stale_strength, CONFIG.forgotten_strength):
         idle = idle_forget_after(
             np.array([base]), np.array([ttl]), np.array([CURVE_CODES[curve]]), threshold, 3.0
         )
         assert math.isclose(float(idle[0]), ttl * idle_fraction(base, curve, threshold, 3.0), rel_tol=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    curves,
+    ttls,
+    bases,
+    st.floats(min_value=0.0, max_value=3.0),
+    st.booleans(),
+    st.sampled_from(MODES),
+    st.booleans(),
+    st.none() | st.floats(min_value=0.0, max_value=3.0),
+)
+def test_columns_agree_with_scalar_status_and_forget_time(
+    curve, ttl, base, fraction, pinned, mode, auto_expire, deadline
+):
+    config = Config(decay_mode=mode, auto_expire=auto_expire)
+    item = make(curve, ttl, 1.0 if pinned else base, pinned=pinned)  # a pinned item is written at 1 and stays
+    item.expires_at = None if deadline is None or pinned else deadline * ttl  # pinned: no deadline
+    now = fraction * ttl
+    columns = ItemColumns(auto_expire=auto_expire, rank_only=mode == "rank")
+    columns.upsert(item)
+    current = float(columns.strengths(now, config.decay_k, auto_expire)[0])
+    assert math.isclose(current, strength_of(item, now, config), rel_tol=1e-12, abs_tol=1e-15)
+    for threshold in (config.stale_strength, config.forgotten_strength):
+        assume(abs(current - threshold) > 1e-9)  # ulp-level disagreement at a threshold is not a bug
+    due, expired = columns.due(
+        now, columns.strengths(now, config.decay_k, auto_expire), config.forgotten_strength
+    )
+    due_now = auto_expire and bool(due[0])  # the engine consults `due` only when auto_expire is on
+    reason = due_reason(item, now, config)
+    assert (reason is not None) == due_now
+    if due_now:
+        assert reason == ("expired" if expired[0] else "stale")
+    stale = not pinned and current < stale_threshold(config)
+    assert status(item, now, config) == ("forgotten" if due_now else "stale" if stale else "active")
+    vector_at = float(columns.forget_times(config.forgotten_strength, config.decay_k)[0])
+    scalar_at = forget_at(item, config)
+    assert (scalar_at is None) == math.isinf(vector_at)
+    if scalar_at is not None:
+        assert math.isclose(vector_at, scalar_at, rel_tol=1e-12)
 
 
 @pytest.mark.parametrize(

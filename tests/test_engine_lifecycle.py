@@ -294,7 +294,9 @@ def test_seeded_ids_and_secret_make_event_streams_identical_across_runs():
         for name in ("written", "forgotten", "injected", "touched"):
             engine.on(name, lambda payload, name=name: events.append((name, payload)))
         for day in range(6):
-            engine.remember(f"Day {day}: the drink is {['oolong', 'sencha'][day % 2]}.", ttl="2d", key="drink")
+            engine.remember(
+                f"Day {day}: the drink is {['oolong', 'sencha'][day % 2]}.", ttl="2d", key="drink"
+            )
             injection = engine.select_for_injection(60)
             engine.report_answer(injection, "sencha", question="Which drink?")
             clock.advance(86_400 * 0.7)
@@ -302,3 +304,22 @@ def test_seeded_ids_and_secret_make_event_streams_identical_across_runs():
         return json.dumps(events, sort_keys=True)
 
     assert run() == run()
+
+
+def test_audit_and_verify_see_an_item_that_expired_since_the_last_read():
+    clock = SimulatedClock(0)
+    engine = Amnesia(clock=clock)
+    engine.remember("The door code is the blue one.", ttl=10, curve="flat")
+    clock.advance(11)
+    assert [entry.reason for entry in engine.audit()] == ["expired"]
+    assert len(engine.verify("The door code is the blue one.")) == 1
+
+
+def test_forget_all_with_a_scope_filter_forgets_only_that_scope():
+    engine = Amnesia(clock=SimulatedClock(0))
+    engine.remember("Workspace fact stays.", ttl="1d")
+    engine.remember("Scratch note one.", ttl="1d", scope="session", owner_id="s1")
+    engine.remember("Scratch note two.", ttl="1d", scope="session", owner_id="s2")
+    summary = engine.forget(all=True, confirm=True, scope="session", owner_id="s1")
+    assert summary.count == 1
+    assert sorted(view.content for view in engine.plugs()) == ["Scratch note two.", "Workspace fact stays."]

@@ -133,6 +133,8 @@ def test_select_touches_per_renew_mode():
         engine = Amnesia(clock=clock, config=Config(renew_on_inject=mode))
         view = engine.remember("The staging DB is frozen.", ttl=100)
         clock.advance(10)
+        engine.preview()
+        assert engine.inspect(view.id).access_count == 0  # a dry run touches nothing
         engine.select_for_injection()
         assert (engine.inspect(view.id).last_accessed_at == 10) is expect_touched
 

@@ -5,33 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner_support import SMALL_SET, run_logs, write_tasks
-from typer.testing import CliRunner
+from runner_support import SMALL_SET, run_logs, run_ok, write_tasks
 
-from runners.cli import app
 from runners.replay import derive_seed
 from runners.taskgen import generate
 
 ARMS = "no-memory,full-memory,amnesia"
-
-
-def _run(tasks: Path, out: Path, *args: str) -> None:
-    result = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--no-progress",
-            "--no-report",
-            "--tasks",
-            str(tasks),
-            "--arms",
-            ARMS,
-            "--out",
-            str(out),
-            *args,
-        ],
-    )
-    assert result.exit_code == 0, result.output
 
 
 def _mixed_set(folder: Path) -> Path:
@@ -42,9 +21,9 @@ def _mixed_set(folder: Path) -> Path:
 
 def test_two_runs_and_one_vs_two_workers_give_identical_logs(tmp_path: Path) -> None:
     tasks = _mixed_set(tmp_path / "tasks")
-    _run(tasks, tmp_path / "a")
-    _run(tasks, tmp_path / "b")
-    _run(tasks, tmp_path / "c", "--workers", "2")
+    run_ok(tasks, tmp_path / "a")
+    run_ok(tasks, tmp_path / "b")
+    run_ok(tasks, tmp_path / "c", "--workers", "2")
     first = run_logs(tmp_path / "a")
     assert len(first) == 3 * (len(SMALL_SET) + 18)
     assert first == run_logs(tmp_path / "b")
@@ -53,8 +32,8 @@ def test_two_runs_and_one_vs_two_workers_give_identical_logs(tmp_path: Path) -> 
 
 def test_a_pair_does_not_depend_on_which_other_tasks_run(tmp_path: Path) -> None:
     tasks = _mixed_set(tmp_path / "tasks")
-    _run(tasks, tmp_path / "all")
-    _run(tasks, tmp_path / "harmful", "--group", "harmful")
+    run_ok(tasks, tmp_path / "all")
+    run_ok(tasks, tmp_path / "harmful", "--group", "harmful")
     everything = run_logs(tmp_path / "all")
     subset = run_logs(tmp_path / "harmful")
     assert subset and all(everything[name] == records for name, records in subset.items())
@@ -62,8 +41,8 @@ def test_a_pair_does_not_depend_on_which_other_tasks_run(tmp_path: Path) -> None
 
 def test_pair_seeds_come_from_the_run_seed_and_the_task_id(tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path / "tasks", SMALL_SET)
-    _run(tasks, tmp_path / "s0")
-    _run(tasks, tmp_path / "s1", "--seed", "1")
+    run_ok(tasks, tmp_path / "s0")
+    run_ok(tasks, tmp_path / "s1", "--seed", "1")
     zero, one = run_logs(tmp_path / "s0"), run_logs(tmp_path / "s1")
     assert zero.keys() == one.keys()
     for arm in ARMS.split(","):  # every arm meets the same randomness on a task (common random numbers)

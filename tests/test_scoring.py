@@ -51,6 +51,7 @@ def test_classify_latin(answer: str, expected: str) -> None:
         ("不是正山小种，是乌龙茶", "correct"),
         ("已经不是正山小种了，现在是乌龙茶", "correct"),
         ("不再是正山小种", "wrong"),
+        ("没有正山小种了，只有乌龙茶", "correct"),
         ("不知道", "abstained"),
     ],
 )

@@ -92,3 +92,9 @@ def test_content_hash_covers_every_file_and_is_stable():
     assert len(files) == len(list(TASKS.rglob("*.yaml")))
     assert all(relpath.split("/")[0] in GROUPS for relpath in files)
     assert task_set_hash(TASKS) == (content_hash, files)
+
+
+def test_tasks_carry_their_path_relative_to_the_set_not_the_checkout() -> None:
+    tasks = load_tasks(TASKS)
+    assert all(not Path(task.source_file).is_absolute() for task in tasks)
+    assert {task.source_file.split("/")[0] for task in tasks} == {"helpful", "harmful", "mixed"}

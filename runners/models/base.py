@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-Message = dict[str, Any]  # OpenAI chat format: {"role": "system"|"user"|"assistant"|"tool", "content": str, ...}
+# OpenAI chat format: {"role": "system"|"user"|"assistant"|"tool", "content": str, ...}
+Message = dict[str, Any]
 
 
 @dataclass(frozen=True)
