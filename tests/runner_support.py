@@ -134,20 +134,10 @@ SMALL_SET = [DRINK_TASK, PREFERENCE_TASK, SUBAGENT_TASK, CHINESE_TASK]
 THREE_ARMS = "no-memory,full-memory,amnesia"
 
 
-def run_args(tasks: Path, out: Path, arms: str = THREE_ARMS, *extra: str) -> list[str]:
+def run_args(tasks: Path, out: Path, *extra: str, arms: str = THREE_ARMS) -> list[str]:
     """`amnesia-bench run` arguments for a quiet test run without the report step."""
-    return [
-        "run",
-        "--no-progress",
-        "--no-report",
-        "--tasks",
-        str(tasks),
-        "--arms",
-        arms,
-        "--out",
-        str(out),
-        *extra,
-    ]
+    quiet = ["--no-progress", "--no-report"]
+    return ["run", *quiet, "--tasks", str(tasks), "--arms", arms, "--out", str(out), *extra]
 
 
 def run_ok(tasks: Path, out: Path, *extra: str, arms: str = THREE_ARMS) -> None:
