@@ -5,8 +5,6 @@ place, so a failed report leaves no half-written folder."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ import pandas as pd
 from reports import figures, markdown
 from reports.logread import RunData, load_runs
 from reports.metrics import arm_pairs, benefit_share, paired_table, per_task, stale_by_age, summarise
+from reports.staging import staged_folder
 from reports.stats import DEFAULT_RESAMPLES
 
 
@@ -89,9 +88,7 @@ def build_report(
 
         raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")
     target = Path(out) if out is not None else run_dirs[0] / "report"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=target.parent))
-    try:
+    with staged_folder(target, ".report-") as staging:
         names = write_figures(tables, staging / "figures", timeline_task)
         tables.summary.to_csv(staging / "summary.csv", index=False)
         tables.categories.to_csv(staging / "categories.csv", index=False)
@@ -111,10 +108,4 @@ def build_report(
             resamples,
         )
         (staging / "report.md").write_text(text, encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
     return target

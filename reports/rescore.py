@@ -11,13 +11,12 @@ is staged and renamed into place (never half-written).
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from reports.errors import ReportInputError
 from reports.logread import load_runs
+from reports.staging import staged_folder
 from runners.scoring import classify
 from runners.taskmodel import ProbeSpec
 
@@ -51,10 +50,8 @@ def rescore_run(run: Path, out: Path | None = None) -> RescoreResult:
     target = Path(out) if out is not None else run / "rescored"
     if target.resolve() == run.resolve():
         raise ReportInputError(f"{target}: --out must differ from the run folder (originals are kept)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".rescore-", dir=target.parent))
     probes = changed = 0
-    try:
+    with staged_folder(target, ".rescore-") as staging:
         manifest = {**data.runs[0].manifest, "rescored_from": str(run)}
         (staging / "manifest.json").write_text(
             json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8"
@@ -69,10 +66,4 @@ def rescore_run(run: Path, out: Path | None = None) -> RescoreResult:
                 lines.append(new)
             (staging / relative).parent.mkdir(parents=True, exist_ok=True)
             (staging / relative).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
     return RescoreResult(probes, changed, target)
