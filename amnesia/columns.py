@@ -68,6 +68,11 @@ class ItemColumns:
             slot = self._new_slot(item.id)
             self.seq[slot] = self._next_seq
             self._next_seq += 1
+            # What the block line says besides its durations (id, kind, pin, deadline, source, content) never
+            # changes for an id, so it is counted once, not on every touch.
+            deadline = not self.rank_only or item.expires_at is not None  # rank mode: only a hard deadline
+            has_expiry = self.auto_expire and not item.pinned and deadline
+            self.line_tokens[slot] = static_line_tokens(item, has_expiry)
         self.alive[slot] = True
         self.base[slot] = item.strength
         self.anchor[slot] = item.last_accessed_at
@@ -82,9 +87,6 @@ class ItemColumns:
         self.scope[slot] = SCOPE_CODES[item.scope]
         self.owner[slot] = self.owner_code(item.owner_id)
         self.marked_stale[slot] = item.status == "stale"
-        deadline = not self.rank_only or item.expires_at is not None  # rank mode: only a hard deadline
-        has_expiry = self.auto_expire and not item.pinned and deadline
-        self.line_tokens[slot] = static_line_tokens(item, has_expiry)
 
     def _new_slot(self, item_id: str) -> int:
         if self._free:

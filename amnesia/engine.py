@@ -350,21 +350,26 @@ class Amnesia:
     def _audit_entries(
         self, items: Sequence[MemoryItem], reasons: Sequence[str], now: float
     ) -> list[AuditEntry]:
-        # One tight comprehension: a sweep may audit tens of thousands of items at once.
+        # One tight comprehension: a sweep may audit tens of thousands of items at once. `_make` builds each
+        # named tuple in C (fields in AuditEntry order; restored_from is None for a forget).
         digest, workspace, keep = self._hash, self.workspace_id, self.config.restorable
+        make = AuditEntry._make
         return [
-            AuditEntry(
-                item.id,
-                item.kind,
-                why,
-                now,
-                digest(item.content),
-                workspace,
-                item.scope,
-                item.owner_id,
-                item.key,
-                item.ttl,
-                item.content if keep else None,
+            make(
+                (
+                    item.id,
+                    item.kind,
+                    why,
+                    now,
+                    digest(item.content),
+                    workspace,
+                    item.scope,
+                    item.owner_id,
+                    item.key,
+                    item.ttl,
+                    item.content if keep else None,
+                    None,
+                )
             )
             for item, why in zip(items, reasons, strict=True)
         ]
@@ -376,18 +381,21 @@ class Amnesia:
             return []
         reasons = [reason] * len(items) if isinstance(reason, str) else list(reason)
         entries = self._audit_entries(items, reasons, now)
-        deleted = set(self.store.commit(self.workspace_id, forget=entries))
-        done = [e for e in entries if e.item_id in deleted]
-        self._after_forget(done)
-        return [e.item_id for e in done]
+        deleted = self.store.commit(self.workspace_id, forget=entries)
+        if len(deleted) != len(entries):  # another process forgot some first
+            kept = set(deleted)
+            entries = [e for e in entries if e.item_id in kept]
+        self._after_forget(entries)
+        return [e.item_id for e in entries]
 
     def _after_forget(self, entries: Sequence[AuditEntry]) -> None:
         gone = [entry.item_id for entry in entries]
-        for item_id in gone:
-            item = self._items.pop(item_id)
-            self._bytes -= item.size_bytes
+        pop = self._items.pop
+        removed = [pop(item_id) for item_id in gone]
+        self._bytes -= sum([item.size_bytes for item in removed])
+        for item in removed:
             if item.key is not None:
-                self._ids_by_key[item.key].discard(item_id)
+                self._ids_by_key[item.key].discard(item.id)
         self._columns.remove_many(gone)
         if self._events.has_listeners("forgotten"):
             for entry in entries:

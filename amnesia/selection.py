@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from amnesia.views import InjectionDecision
 
 HEADER_TITLE = "AMNESIA MEMORY"
 EXPLAINED_AFTER_LAST = 20  # skipped candidates after the last one taken that still get a decision line
+_DIGIT_STEPS = 10.0 ** np.arange(1, 8)  # a duration part of n digits is >= n-1 of these (8 digits at most)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ def render_header(count: int, tokens: int, budget: int) -> str:
     return f"{HEADER_TITLE} ({count} {noun}, {tokens}/{budget} tokens)"
 
 
+@lru_cache(maxsize=64)  # called on every selection with one of a handful of budgets
 def header_reserve(budget: int) -> int:
     """Tokens the header can take at most: its numbers never exceed the budget."""
     return count_tokens(render_header(budget, budget, budget))
@@ -80,10 +83,9 @@ def duration_tokens(seconds: np.ndarray) -> np.ndarray:
     days, rest = np.divmod(total, 86_400)
     hours, rest = np.divmod(rest, 3_600)
     minutes, secs = np.divmod(rest, 60)
-    length = np.zeros(np.shape(total))
-    for part in (days, hours, minutes, secs):
-        digits = 1 + sum((part >= 10**power).astype(np.int64) for power in range(1, 8))
-        length = length + np.where(part > 0, digits + 1, 0)
+    parts = np.stack((days, hours, minutes, secs))  # one numpy call per step: selections are often tiny
+    digits = 1 + np.searchsorted(_DIGIT_STEPS, parts, side="right")
+    length = np.where(parts > 0, digits + 1, 0).sum(axis=0)
     length = np.where(total == 0, 2, length)
     return (-(-length // 4)).astype(np.int64)
 
@@ -100,7 +102,7 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
         pinned_count += 1
     everything = np.arange(len(costs))
     pending = everything[(costs <= available) | (everything < pinned_count)]
-    chosen: dict[int, tuple[Candidate, str]] = {}
+    chosen: dict[int, tuple[Candidate, str, int]] = {}
     overflow: list[int] = []
     while len(pending):
         index = int(pending[0])
@@ -108,8 +110,9 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
         candidate = candidates[index]
         if costs[index] <= available:
             line = render_line(candidate, now)
-            available -= count_tokens(line)
-            chosen[index] = (candidate, line)
+            line_tokens = count_tokens(line)
+            available -= line_tokens
+            chosen[index] = (candidate, line, line_tokens)
             # Only what still fits needs a look — and the leading pinned items, reported when they overflow.
             pending = pending[(costs[pending] <= available) | (pending < pinned_count)]
         elif candidate.item.pinned:
@@ -127,9 +130,11 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
         decisions.append(
             InjectionDecision(item.id, decision, reason, int(costs[index]), candidate.strength, item.pinned)
         )
-    block, tokens = _assemble([line for _, line in chosen.values()], budget)
+    block, tokens = _assemble(
+        [line for _, line, _ in chosen.values()], sum(n for _, _, n in chosen.values()), budget
+    )
     return Selection(
-        tuple(c for c, _ in chosen.values()),
+        tuple(c for c, _, _ in chosen.values()),
         tuple(decisions),
         tuple(candidates[i].item.id for i in overflow),
         block,
@@ -139,11 +144,12 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
     )
 
 
-def _assemble(lines: list[str], budget: int) -> tuple[str, int]:
+def _assemble(lines: list[str], body_tokens: int, budget: int) -> tuple[str, int]:
+    """The block and its token count. `body_tokens` is the sum of the lines' counts: no token spans a line
+    break, so the lines need no recount, joined or under the header."""
     if not lines:
         return "", 0
     body = "\n".join(lines)
-    body_tokens = count_tokens(body)
     total = body_tokens + count_tokens(render_header(len(lines), body_tokens, budget))
     # The header states the block's own total; its digit count can move the total, so settle on a fixed point.
     for _ in range(4):
@@ -152,5 +158,4 @@ def _assemble(lines: list[str], budget: int) -> tuple[str, int]:
         if settled == total:
             break
         total = settled
-    block = f"{header}\n{body}"
-    return block, count_tokens(block)
+    return f"{header}\n{body}", settled

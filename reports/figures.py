@@ -134,6 +134,7 @@ def strength_timeline(data: RunData, arm: str, task_id: str, folder: Path) -> li
     stale_at = _config_value(config, "stale_strength") or defaults.stale_strength
     forgotten_at = _config_value(config, "forgotten_strength") or defaults.forgotten_strength
     k = _config_value(config, "decay_k") or defaults.decay_k
+    zero_at_ttl = (_config_value(config, "decay_mode") or defaults.decay_mode) == "forget"  # rank: no cut-off
     events = data.memory[(data.memory["arm"] == arm) & (data.memory["task_id"] == task_id)]
     events = events[events["run"] == events["run"].min()].sort_values("sim_time", kind="stable")
     horizon = float(
@@ -159,7 +160,7 @@ def strength_timeline(data: RunData, arm: str, task_id: str, folder: Path) -> li
         starts = np.array([a[0] for a in anchors])
         index = np.searchsorted(starts, times, side="right") - 1
         bases = np.array([a[1] for a in anchors])[index]
-        values = decayed(bases, times - starts[index], ttl, curve, pinned, k)
+        values = decayed(bases, times - starts[index], ttl, curve, pinned, k, zero_at_ttl=zero_at_ttl)
         (line,) = ax.plot(times / DAY, values, label=f"{item_id}: {str(w['content'])[:30]}")
         ax.plot(
             starts[1:] / DAY, bases[np.searchsorted(times, starts[1:])], "o", color=line.get_color(), ms=4

@@ -169,7 +169,8 @@ class SQLiteStore:
             self._db.executemany("DELETE FROM items WHERE id = ?", [(entry.item_id,) for entry in due])
             # Another process may have forgotten an item this caller still holds (a touch, a status change):
             # saving it would bring forgotten content back, so saves of audited-as-forgotten ids are dropped.
-            save = [item for item in save if not self._audited_as_forgotten(workspace_id, item.id)]
+            gone = self._forgotten_ids(workspace_id, [item.id for item in save])
+            save = [item for item in save if item.id not in gone]
             self._db.executemany(
                 "INSERT INTO items (id, workspace_id, data) VALUES (?, ?, ?) "
                 "ON CONFLICT(id) DO UPDATE SET data = excluded.data, workspace_id = excluded.workspace_id",
@@ -184,20 +185,26 @@ class SQLiteStore:
         found: set[str] = set()
         for start in range(0, len(ids), _ID_CHUNK):
             chunk = ids[start : start + _ID_CHUNK]
+            # `+workspace_id`: look the ids up in the unique id index; with the (workspace_id, seq) index the
+            # planner scanned the whole workspace per chunk, which made a big sweep quadratic.
             rows = self._db.execute(
-                f"SELECT id FROM items WHERE workspace_id = ? AND id IN ({','.join('?' * len(chunk))})",
+                f"SELECT id FROM items WHERE +workspace_id = ? AND id IN ({','.join('?' * len(chunk))})",
                 (workspace_id, *chunk),
             )
             found.update(item_id for (item_id,) in rows)
         return found
 
-    def _audited_as_forgotten(self, workspace_id: str, item_id: str) -> bool:
-        row = self._db.execute(
-            "SELECT 1 FROM audit WHERE workspace_id = ? AND item_id = ? "
-            f"AND reason IN ({_FORGET_REASON_LIST}) LIMIT 1",
-            (workspace_id, item_id),
-        ).fetchone()
-        return row is not None
+    def _forgotten_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), _ID_CHUNK):
+            chunk = ids[start : start + _ID_CHUNK]
+            rows = self._db.execute(
+                f"SELECT item_id FROM audit WHERE workspace_id = ? AND reason IN ({_FORGET_REASON_LIST}) "
+                f"AND item_id IN ({','.join('?' * len(chunk))})",
+                (workspace_id, *chunk),
+            )
+            found.update(item_id for (item_id,) in rows)
+        return found
 
     def _insert_audit(self, entries: Sequence[AuditEntry]) -> None:
         self._db.executemany(
