@@ -277,6 +277,6 @@ def stale_by_age(data: RunData, resamples: int = DEFAULT_RESAMPLES, seed: int = 
                 "hi": estimate.hi,
             }
         )
-    result = pd.DataFrame(rows)
+    result = pd.DataFrame(rows, columns=["arm", "age_bin", "probes", "rate", "lo", "hi"])
     result["age_bin"] = pd.Categorical(result["age_bin"], categories=AGE_LABELS, ordered=True)
     return result.sort_values(["arm", "age_bin"]).reset_index(drop=True)

@@ -437,6 +437,8 @@ class _FileReader:
         scope = self._choice(fields["scope"], f"{field}.scope", SCOPES) if "scope" in fields else None
         key = self._string(fields["key"], f"{field}.key") if "key" in fields else None
         source = self._choice(fields["source"], f"{field}.source", SOURCES) if "source" in fields else "user"
+        if pin and "ttl" in fields:  # seed §6.3: a pin means "keep until told", so a ttl contradicts it
+            self._fail(fields["ttl"], f"{field}.ttl", "a pinned memory takes no ttl (drop ttl or pin)")
         if len(self.errors) > before or content is None:
             return None
         return RememberSpec(

@@ -163,3 +163,18 @@ def test_compare_prints_side_by_side_and_paired_differences(run_dir, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Paired differences B − A" in result.output and "80.0% → 80.0%" in result.output
     assert (tmp_path / "compare.csv").exists()
+
+
+def test_a_run_with_no_stale_probes_still_gets_a_whole_report(tmp_path):
+    """One helpful task on one arm: no probe has stale values, so the stale-by-age table is empty."""
+    from runner_support import PREFERENCE_TASK, run_args, write_tasks
+
+    from runners.cli import app as bench_app
+
+    tasks = write_tasks(tmp_path / "tasks", [PREFERENCE_TASK])
+    out = tmp_path / "run"
+    args = [arg for arg in run_args(tasks, out, arms="no-memory") if arg != "--no-report"]
+    result = CliRunner().invoke(bench_app, args)
+    assert result.exit_code == 0, result.output
+    assert pd.read_csv(out / "report" / "stale_by_age.csv").empty
+    assert (out / "report" / "report.md").stat().st_size > 0

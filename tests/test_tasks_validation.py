@@ -79,6 +79,10 @@ BROKEN = {
             (9, "sessions[0].turns[0].remember.source", "user|tool|auto"),
         ],
     ),
+    "pinned with a ttl": (
+        VALID.replace("ttl: 1d, key: drink}", "ttl: 1d, key: drink, pin: true}"),
+        [(9, "sessions[0].turns[0].remember.ttl", "a pinned memory takes no ttl")],
+    ),
     "missing content in a list": (
         VALID.replace(
             'remember: {content: "The drink is lapsang.", ttl: 1d, key: drink}', "remember: [{ttl: 1d}]"
