@@ -27,9 +27,21 @@ def _save(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
     fig.tight_layout()
     for path in paths:
         # Fixed metadata keeps the files byte-identical across rebuilds of the same run.
-        fig.savefig(path, dpi=120, metadata={"Date": None} if path.suffix == ".svg" else {"Software": None})
+        metadata = {"Date": None} if path.suffix == ".svg" else {"Software": None}
+        fig.savefig(path, dpi=120, metadata=metadata, bbox_inches="tight")
     plt.close(fig)
     return paths
+
+
+def _use_arm_colors(ax: plt.Axes, count: int) -> None:
+    """Distinct colours for up to 20 arms (tab10 repeats after ten), in the same order in every figure."""
+    palette = plt.get_cmap("tab10" if count <= 10 else "tab20").colors
+    ax.set_prop_cycle(color=palette[: max(count, 1)])
+
+
+def _legend_outside(ax: plt.Axes) -> None:
+    """The legend to the right of the plot, so it never hides data however many arms there are."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
 
 
 def _yerr(frame: pd.DataFrame, value: str, lo: str, hi: str) -> np.ndarray:
@@ -40,7 +52,8 @@ def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path) -> list[Path]:
     rows = summary[summary["stale_probes"] > 0]
     groups = list(dict.fromkeys(rows["group"]))
     arms = list(dict.fromkeys(summary["arm"]))
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    _use_arm_colors(ax, len(arms))
     width = 0.8 / max(len(arms), 1)
     for i, arm in enumerate(arms):
         part = rows[rows["arm"] == arm].set_index("group").reindex(groups)
@@ -51,13 +64,14 @@ def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path) -> list[Path]:
     ax.set_xticks(np.arange(len(groups)) + width * (len(arms) - 1) / 2, groups)
     ax.set_ylabel("stale-error rate (95% CI)")
     ax.set_ylim(0, 1.05)
-    ax.legend()
+    _legend_outside(ax)
     ax.set_title("Stale-error rate by arm and group (probes with stale values)")
     return _save(fig, folder, "stale_error_by_arm_group")
 
 
 def context_tokens_over_time(data: RunData, folder: Path) -> list[Path]:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    _use_arm_colors(ax, data.calls["arm"].nunique())
     tasks_per_arm = data.tasks.groupby("arm").size()
     for arm, calls in data.calls.groupby("arm", sort=False):
         ordered = calls.sort_values("sim_time")
@@ -66,13 +80,14 @@ def context_tokens_over_time(data: RunData, folder: Path) -> list[Path]:
     ax.set_xlabel("simulated time since task start (days)")
     ax.set_ylabel("cumulative prompt tokens per task")
     ax.set_title("Cumulative context tokens over simulated time")
-    ax.legend()
+    _legend_outside(ax)
     return _save(fig, folder, "context_tokens_over_time")
 
 
 def success_vs_tokens(summary: pd.DataFrame, folder: Path) -> list[Path]:
     rows = summary[summary["group"] == "all"]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    _use_arm_colors(ax, len(rows))
     for _, row in rows.iterrows():
         frame = row.to_frame().T.astype({c: float for c in row.index if c not in ("arm", "group")})
         ax.errorbar(row["context_tokens"], row["success_rate"],
@@ -83,12 +98,13 @@ def success_vs_tokens(summary: pd.DataFrame, folder: Path) -> list[Path]:
     ax.set_ylabel("success rate (95% CI)")
     ax.set_ylim(0, 1.05)
     ax.set_title("Success vs. tokens (all groups)")
-    ax.legend()
+    _legend_outside(ax)
     return _save(fig, folder, "success_vs_tokens")
 
 
 def stale_error_vs_age(by_age: pd.DataFrame, folder: Path) -> list[Path]:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    _use_arm_colors(ax, by_age["arm"].nunique())
     labels = list(by_age["age_bin"].cat.categories) if len(by_age) else []
     for arm, part in by_age.groupby("arm", sort=False):
         x = [labels.index(b) for b in part["age_bin"]]
@@ -99,7 +115,7 @@ def stale_error_vs_age(by_age: pd.DataFrame, folder: Path) -> list[Path]:
     ax.set_ylim(-0.02, 1.05)
     ax.set_title("Stale-error rate vs. time since the fact changed")
     if len(by_age):
-        ax.legend()
+        _legend_outside(ax)
     return _save(fig, folder, "stale_error_vs_age")
 
 
@@ -116,15 +132,22 @@ def _config_value(config: Any, name: str) -> Any:
 
 
 def choose_timeline_task(data: RunData, arm: str) -> str | None:
-    """The harmful task (else any) where `arm` wrote and forgot the most items: the most to look at."""
+    """The task that shows decay best for `arm`: most items forgotten by decay or expiry (not by an agent
+    ending or an explicit forget), then the most writes and forgets, preferring the harmful group."""
     memory = data.memory[(data.memory["arm"] == arm) & data.memory["event"].isin(["write", "forget"])]
     if memory.empty:
         return None
-    counts = memory.groupby(["task_id", "group"]).size().reset_index(name="n")
-    counts["harmful"] = counts["group"] == "harmful"
-    return str(
-        counts.sort_values(["harmful", "n", "task_id"], ascending=[False, False, True]).iloc[0]["task_id"]
+    counts = (
+        memory.assign(decayed=memory["reason"].isin(["stale", "expired"]))
+        .groupby(["task_id", "group"])
+        .agg(decayed=("decayed", "sum"), n=("event", "size"))
+        .reset_index()
     )
+    counts["harmful"] = counts["group"] == "harmful"
+    order = counts.sort_values(
+        ["decayed", "harmful", "n", "task_id"], ascending=[False, False, False, True], kind="stable"
+    )
+    return str(order.iloc[0]["task_id"])
 
 
 def strength_timeline(data: RunData, arm: str, task_id: str, folder: Path) -> list[Path]:
@@ -173,5 +196,5 @@ def strength_timeline(data: RunData, arm: str, task_id: str, folder: Path) -> li
     ax.set_ylabel("strength")
     ax.set_ylim(-0.02, 1.05)
     ax.set_title(f"Memory strength timeline: {task_id} ({arm})")
-    ax.legend(fontsize=7, loc="upper right")
+    _legend_outside(ax)
     return _save(fig, folder, "strength_timeline")

@@ -6,7 +6,6 @@ of one per task. Group "all" pools every group.
 
 from __future__ import annotations
 
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -165,9 +164,21 @@ def _cells(frame: pd.DataFrame, by: list[str]) -> dict[tuple, pd.DataFrame]:
     }
 
 
+# The arms every other arm is compared with, when the run has them: no memory (arm − it = the memory benefit)
+# and memory without forgetting.
+REFERENCE_ARMS = ("no-memory", "full-memory")
+
+
 def arm_pairs(arms: list[str]) -> list[tuple[str, str]]:
-    """(arm, reference) pairs: every arm against each earlier one, in run order."""
-    return [(later, earlier) for earlier, later in combinations(arms, 2)]
+    """(arm, reference) pairs: every arm against each reference arm in the run (no memory, then full memory),
+    whatever the run order; with neither in the run, every arm against the first. Each unordered pair once."""
+    references = [arm for arm in REFERENCE_ARMS if arm in arms] or arms[:1]
+    pairs: list[tuple[str, str]] = []
+    for reference in references:
+        for arm in arms:
+            if arm != reference and (reference, arm) not in pairs:
+                pairs.append((arm, reference))
+    return pairs
 
 
 def paired_table(

@@ -77,3 +77,34 @@ def test_a_to_b_to_a_value_is_current_again():
     }
     (value,) = stale_values(task)
     assert [value.out_of_date(t) for t in (5, 15, 25)] == [False, True, False]
+
+
+def test_every_arm_is_paired_with_the_reference_arms_whatever_the_run_order():
+    pairs = arm_pairs(["amnesia", "claims", "full-memory", "no-memory"])
+    assert pairs == [
+        ("amnesia", "no-memory"),
+        ("claims", "no-memory"),
+        ("full-memory", "no-memory"),
+        ("amnesia", "full-memory"),
+        ("claims", "full-memory"),
+    ]
+    assert arm_pairs(["b", "a", "c"]) == [("a", "b"), ("c", "b")]
+
+
+def test_the_timeline_task_is_the_one_where_decay_forgot_the_most():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from reports.figures import choose_timeline_task
+
+    rows = [
+        # many events, but everything ended with the sub-agent: nothing decayed
+        *[("harmful", "t/busy", "forget", "agent-disposed")] * 5,
+        ("helpful", "t/decayed", "write", None),
+        ("helpful", "t/decayed", "forget", "stale"),
+        ("mixed", "t/other-arm", "forget", "expired"),
+    ]
+    memory = pd.DataFrame(rows, columns=["group", "task_id", "event", "reason"]).assign(arm="amnesia")
+    memory.loc[memory["task_id"] == "t/other-arm", "arm"] = "full-memory"
+    assert choose_timeline_task(SimpleNamespace(memory=memory), "amnesia") == "t/decayed"
