@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
-from db_invariants import check_database, read_ledgers
+from db_invariants import check_database, print_figures, read_ledgers
 
 from amnesia import Amnesia, Config, SQLiteStore
 from amnesia.cli import run as cli_run
@@ -191,16 +191,7 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as scratch:
         figures = run_mix(args.seconds, args.agents, args.clis, args.sweepers, Path(scratch))
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for name, value in figures.items():
-            if name != "problems":
-                print(f"{name}: {value}")
-        print(f"problems: {len(figures['problems'])}")
-        for problem in figures["problems"][:50]:
-            print(f"  {problem}")
-    return 1 if figures["problems"] else 0
+    return print_figures(figures, args.json, 50)
 
 
 if __name__ == "__main__":

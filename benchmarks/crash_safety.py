@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from db_invariants import check_database, read_ledgers
+from db_invariants import check_database, print_figures, read_ledgers
 
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
 from amnesia.errors import AmnesiaError
@@ -178,16 +178,7 @@ def main() -> int:
         started = time.perf_counter()
         figures = run_kills(args.kills, folder, args.seed, args.max_delay)
         figures["seconds"] = round(time.perf_counter() - started, 1)
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for name, value in figures.items():
-            if name != "problems":
-                print(f"{name}: {value}")
-        print(f"problems: {len(figures['problems'])}")
-        for problem in figures["problems"]:
-            print(f"  {problem}")
-    return 1 if figures["problems"] else 0
+    return print_figures(figures, args.json)
 
 
 if __name__ == "__main__":

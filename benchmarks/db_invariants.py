@@ -140,3 +140,18 @@ def check_database(db_path: Path, ledger: Ledger, config: Config) -> Verdict:
         writes_checked=len(ledger.written),
         forgets_checked=len(ledger.forgotten),
     )
+
+
+def print_figures(figures: dict, as_json: bool, most_problems: int | None = None) -> int:
+    """Print a benchmark's figures (JSON, or one `name: value` line each, then the problems); exit code 1 if
+    any problem was found."""
+    if as_json:
+        print(json.dumps(figures))
+    else:
+        for name, value in figures.items():
+            if name != "problems":
+                print(f"{name}: {value}")
+        print(f"problems: {len(figures['problems'])}")
+        for problem in figures["problems"][:most_problems]:
+            print(f"  {problem}")
+    return 1 if figures["problems"] else 0

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from task_checks import assert_probe_values_written_before_and_not_asked
 
-from runners.scoring import find_mentions
 from runners.taskgen import HARMFUL, HELPFUL, generate, write_generated
 from runners.taskload import GROUPS, load_tasks, task_set_hash, validate_path
 
@@ -50,14 +50,7 @@ def test_generated_tasks_validate_and_are_answerable(tmp_path_factory, seed, gro
     path.write_text(yaml.safe_dump(tasks, allow_unicode=True, sort_keys=False), encoding="utf-8")
     assert validate_path(path) == []
     for task in load_tasks(path):
-        written: list[str] = []
-        for session in task.sessions:
-            for turn in session.turns:
-                if turn.probe is not None:
-                    for value in turn.probe.candidates:
-                        assert any(find_mentions(content, [value]) for content in written), (task.id, value)
-                        assert not find_mentions(turn.user, [value]), (task.id, value)
-                written.extend(spec.content for spec in turn.remember)
+        assert_probe_values_written_before_and_not_asked(task)
 
 
 def test_write_generated_writes_valid_files_and_a_matching_manifest(tmp_path):

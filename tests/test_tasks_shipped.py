@@ -6,8 +6,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from task_checks import assert_probe_values_written_before_and_not_asked
 
-from runners.scoring import find_mentions
 from runners.taskload import GROUPS, load_tasks, task_set_hash
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
@@ -65,14 +65,7 @@ def test_harmful_set_has_the_required_shapes(shipped):
 
 def test_every_probe_value_was_written_before_the_probe_and_is_not_in_the_question(shipped):
     for task in shipped:
-        written: list[str] = []
-        for session in task.sessions:
-            for turn in session.turns:
-                if turn.probe is not None:
-                    for value in turn.probe.candidates:
-                        assert any(find_mentions(content, [value]) for content in written), (task.id, value)
-                        assert not find_mentions(turn.user, [value]), (task.id, value)
-                written.extend(spec.content for spec in turn.remember)
+        assert_probe_values_written_before_and_not_asked(task)
 
 
 def test_most_fact_writes_have_a_key(shipped):

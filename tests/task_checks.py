@@ -1,0 +1,19 @@
+"""Checks that a task is a fair test, shared by the shipped-set and generator tests."""
+
+from __future__ import annotations
+
+from runners.scoring import find_mentions
+from runners.taskmodel import Task
+
+
+def assert_probe_values_written_before_and_not_asked(task: Task) -> None:
+    """Every candidate value of a probe was written to memory earlier in the task, and the question itself
+    does not contain it (so the scripted model can only answer from what its memory shows)."""
+    written: list[str] = []
+    for session in task.sessions:
+        for turn in session.turns:
+            if turn.probe is not None:
+                for value in turn.probe.candidates:
+                    assert any(find_mentions(content, [value]) for content in written), (task.id, value)
+                    assert not find_mentions(turn.user, [value]), (task.id, value)
+            written.extend(spec.content for spec in turn.remember)
