@@ -154,15 +154,23 @@ def _check_depth(text: str) -> bool:
     """Refuse deep nesting before composing; returns whether the document uses aliases at all."""
     depth = 0
     aliases = False
-    for event in yaml.parse(text, Loader=_Loader):
-        if isinstance(event, yaml.AliasEvent):
-            aliases = True
-        elif isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise _Refused(event.start_mark.line + 1, "yaml", f"nesting deeper than {MAX_DEPTH} levels")
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+    too_deep = f"nesting deeper than {MAX_DEPTH} levels"
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent):
+                aliases = True
+            elif isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _Refused(event.start_mark.line + 1, "yaml", too_deep)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        # PyYAML >= 6.0.4 has a nesting limit of its own that may fire first: one message for both.
+        if "nesting depth" not in str(exc.problem):
+            raise
+        mark = exc.problem_mark or exc.context_mark
+        raise _Refused(mark.line + 1 if mark else 0, "yaml", too_deep) from None
     return aliases
 
 

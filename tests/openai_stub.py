@@ -88,6 +88,7 @@ class StubServer:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 reply = stub._next_reply(body, {k.lower(): v for k, v in self.headers.items()})
+                done = False
                 try:
                     if reply.delay:
                         time.sleep(reply.delay)
@@ -95,6 +96,10 @@ class StubServer:
                         reply = Reply(404, {"error": f"no route {self.path}"})
                     payload = reply.body if reply.body is not None else echo_completion(body)
                     data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                    # The request stops counting as in flight before its answer is sent: once the client has
+                    # the answer it may start the next request, and that must not count as a third at once.
+                    stub._done()
+                    done = True
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(data)))
@@ -105,7 +110,8 @@ class StubServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
                 finally:
-                    stub._done()
+                    if not done:
+                        stub._done()
 
             def log_message(self, format: str, *args: Any) -> None:
                 return None
