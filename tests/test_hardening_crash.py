@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from runner_support import run_logs, write_tasks
+from runner_support import run_args, run_logs, write_tasks
 from typer.testing import CliRunner
 
 from runners.cli import app
@@ -44,19 +44,7 @@ def test_engine_killed_at_random_points_loses_nothing_and_leaves_nothing_half_do
 
 
 def _args(tasks: Path, out: Path, workers: int) -> list[str]:
-    return [
-        "run",
-        "--no-progress",
-        "--no-report",
-        "--tasks",
-        str(tasks),
-        "--arms",
-        "no-memory,full-memory,amnesia",
-        "--out",
-        str(out),
-        "--workers",
-        str(workers),
-    ]
+    return run_args(tasks, out, "--workers", str(workers))
 
 
 def _finished(out: Path) -> int:

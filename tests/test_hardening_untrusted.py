@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from runner_support import write_tasks
-from typer.testing import CliRunner
+from runner_support import run_ok, write_tasks
 
 from amnesia import (
     Amnesia,
@@ -21,7 +20,6 @@ from amnesia import (
     SimulatedClock,
 )
 from amnesia.tools import call_tool
-from runners.cli import app
 
 STORED = "stored, marked untrusted, ttl capped"
 
@@ -166,19 +164,7 @@ POISON_TASK = {
 def test_a_run_refuses_the_injection_and_marks_what_it_keeps(tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path / "tasks", [POISON_TASK])
     out = tmp_path / "run"
-    args = [
-        "run",
-        "--no-progress",
-        "--no-report",
-        "--tasks",
-        str(tasks),
-        "--arms",
-        "amnesia",
-        "--out",
-        str(out),
-    ]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    run_ok(tasks, out, arms="amnesia")
     records = [json.loads(line) for line in next((out / "logs").rglob("*.jsonl")).read_text().splitlines()]
     refused = [r for r in records if r["type"] == "memory_refused"]
     assert len(refused) == 1 and "injection-ignore-previous" in refused[0]["reason"]
