@@ -66,13 +66,12 @@ def inject_only_items(data: RunData) -> pd.DataFrame:
         return pd.DataFrame(columns=[*CLUSTER, "arm", "item_id", "stale"])
     key = ["run", "arm", "task_id", "item_id"]
     touches = memory[memory["event"] == "touch"]
-    reasons = touches.groupby(key)["reason"].agg(set)
-    only = reasons[reasons.apply(lambda r: r == {"inject"})].index
+    by_item = touches.groupby(key).agg(reasons=("reason", set), times=("sim_time", list))
+    only = by_item[by_item["reasons"].apply(lambda r: r == {"inject"})]
     contents = memory[memory["event"] == "write"].set_index(key)["content"].to_dict()
     values = {task_id: stale_values(task) for task_id, task in data.task_specs.items()}
     rows = []
-    for item in only:
-        times = touches.loc[(touches[key] == pd.Series(item, index=key)).all(axis=1), "sim_time"]
+    for item, times in only["times"].items():
         text = contents.get(item) or ""
         stale = any(out_of_date_values(text, values[item[2]], t) for t in times)
         rows.append(dict(zip(key, item, strict=True), stale=stale))
