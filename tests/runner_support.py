@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +152,24 @@ def run_ok(tasks: Path, out: Path, *extra: str, arms: str = THREE_ARMS) -> None:
 
     result = CliRunner().invoke(app, run_args(tasks, out, *extra, arms=arms))
     assert result.exit_code == 0, result.output
+
+
+def run_cli_then_kill(args: list[str], stop_when: Callable[[], bool], timeout: float) -> None:
+    """Start `amnesia-bench ARGS` in a process group of its own; once `stop_when()` holds, the run ends or
+    `timeout` seconds pass, SIGKILL the whole group (workers included), as a crash would."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    command = [sys.executable, "-c", "from runners.cli import main; main()", *args]
+    process = subprocess.Popen(
+        command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while process.poll() is None and time.monotonic() < deadline and not stop_when():
+            time.sleep(0.005)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def write_tasks(folder: Path, tasks: list[dict[str, Any]], name: str = "tasks.yaml") -> Path:

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from runner_support import run_args, run_logs, write_tasks
+from runner_support import run_args, run_cli_then_kill, run_logs, write_tasks
 from typer.testing import CliRunner
 
 from runners.cli import app
@@ -55,21 +53,7 @@ def _finished(out: Path) -> int:
 def _run_and_kill(args: list[str], out: Path, more_finished: int) -> None:
     """Start the CLI and SIGKILL its whole process group once `more_finished` more pairs are done."""
     target = _finished(out) + more_finished
-    process = subprocess.Popen(
-        [sys.executable, "-c", "from runners.cli import main; main()", *args],
-        env=ENV,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 120
-    try:
-        while process.poll() is None and time.monotonic() < deadline and _finished(out) < target:
-            time.sleep(0.005)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    run_cli_then_kill(args, lambda: _finished(out) >= target, timeout=120)
 
 
 def test_runner_killed_and_resumed_repeatedly_equals_an_uninterrupted_run(tmp_path: Path) -> None:

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from runner_support import run_logs, write_tasks
+from runner_support import run_cli_then_kill, run_logs, write_tasks
 from typer.testing import CliRunner
 
 from runners.cli import app
@@ -18,7 +13,6 @@ from runners.logwriter import is_finished
 from runners.taskgen import generate
 
 ARMS = "no-memory,full-memory,amnesia"
-CLI = "from runners.cli import main; main()"
 
 
 def _args(tasks: Path, out: Path) -> list[str]:
@@ -26,21 +20,10 @@ def _args(tasks: Path, out: Path) -> list[str]:
 
 
 def _kill_mid_run(tasks: Path, out: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    process = subprocess.Popen(
-        [sys.executable, "-c", CLI, *_args(tasks, out)], env=env, start_new_session=True
-    )
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline and process.poll() is None:
-            logs = list((out / "logs").rglob("*.jsonl")) if (out / "logs").exists() else []
-            if len(logs) >= 20:
-                break
-            time.sleep(0.01)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    def twenty_logs_started() -> bool:
+        return (out / "logs").exists() and len(list((out / "logs").rglob("*.jsonl"))) >= 20
+
+    run_cli_then_kill(_args(tasks, out), twenty_logs_started, timeout=60)
 
 
 def test_resume_after_a_kill_equals_an_uninterrupted_run(tmp_path: Path) -> None:
