@@ -136,6 +136,8 @@ def register(app: typer.Typer) -> None:
         except TaskSetError as error:
             for problem in error.errors or [error]:
                 typer.echo(f"error: {problem}", err=True)
+            if not tasks.exists() and tasks == Path("tasks"):  # the default set is resolved from the cwd
+                typer.echo("hint: run from the repository root, or pass --tasks PATH", err=True)
             raise typer.Exit(code=2) from None
         except (ArmConfigError, RunError, ModelSpecError, ModelConfigError, AmnesiaError) as error:
             raise _fail(str(error)) from None

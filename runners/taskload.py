@@ -114,8 +114,7 @@ def read_task_set(path: str | Path) -> tuple[list[Task], list[TaskError]]:
     """(the valid tasks, every problem) in one pass; callers that need both avoid reading twice."""
     root = Path(path)
     if not root.exists():
-        hint = " (run from the repository root, or pass --tasks PATH)" if str(path) == "tasks" else ""
-        return [], [TaskError(str(root), 0, "path", f"no such file or folder{hint}")]
+        return [], [TaskError(str(root), 0, "path", "no such file or folder")]
     files = task_files(root)
     if not files:
         return [], [TaskError(str(root), 0, "path", "no *.yaml or *.yml task files found")]

@@ -154,3 +154,14 @@ def test_a_folder_that_is_not_a_run_folder_is_never_cleared(small_set: Path, tmp
     result = _run("--tasks", str(small_set), "--arms", "no-memory", "--out", str(out))
     assert result.exit_code == 2 and "holds no manifest.json" in result.output
     assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_the_default_task_set_outside_the_repository_says_where_to_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--no-progress"])
+    assert result.exit_code == 2
+    assert "tasks: path: no such file or folder" in result.output
+    assert "run from the repository root, or pass --tasks PATH" in result.output
+    assert not (tmp_path / "runs").exists()
