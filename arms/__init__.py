@@ -1,12 +1,18 @@
-"""Memory policies ("arms"). Importing this package registers every arm: one import line per arm module."""
+"""Memory policies ("arms") behind one protocol (`arms.base.Arm`), created by name from a lazy registry
+(`arms.registry`): importing this package imports no arm."""
 
-from arms import (  # noqa: F401
-    agent_managed,
-    amnesia_arm,
-    claims,
-    clue_folding,
-    memorybank,
-    no_memory,
-    presets,
-    retrieval,
-)
+from arms.base import Arm, ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.registry import ARMS, VARIANTS, available, create_arm, resolve
+
+__all__ = [
+    "ARMS",
+    "VARIANTS",
+    "Arm",
+    "ArmBase",
+    "ArmContext",
+    "MemoryContext",
+    "SessionInfo",
+    "available",
+    "create_arm",
+    "resolve",
+]

@@ -13,11 +13,9 @@ from typing import Any
 
 from amnesia.tools import TOOLS, dispatch
 from arms.amnesia_arm import AmnesiaArm
-from arms.registry import register_arm
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.spec import ForgetSpec, RememberSpec
 
 
-@register_arm("agent-managed")
 class AgentManagedArm(AmnesiaArm):
     name = "agent-managed"
 

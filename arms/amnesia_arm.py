@@ -28,9 +28,10 @@ from amnesia import Amnesia, Config, InMemoryStore
 from amnesia.errors import AmnesiaError, SecretRefused
 from amnesia.views import Injection
 from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo
-from arms.registry import register_arm, register_variant
-from runners.models.base import Message
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.errors import ArmConfigError
+from tasks.logschema import MemoryForget, MemoryRefused, MemoryTouch, MemoryWrite
+from tasks.modelapi import Message
+from tasks.spec import ForgetSpec, RememberSpec
 
 _ALIASES = {"ttl": "default_ttl", "curve": "default_curve", "k": "decay_k"}
 _ARM_OPTIONS = {"budget", "use_keys"}
@@ -44,12 +45,11 @@ def _engine_config(options: dict[str, Any], arm: str) -> Config:
     unknown = sorted(set(options) - known)
     if unknown:
         hint = "any amnesia Config field, ttl, curve, k, budget, use_keys"
-        raise ValueError(f"{arm}: unknown option {unknown[0]!r} ({hint})")
+        raise ArmConfigError(f"{arm}: unknown option {unknown[0]!r} ({hint})")
     mapped = {_ALIASES.get(name, name): value for name, value in options.items() if name not in _ARM_OPTIONS}
     return Config.from_mapping(mapped, origin=arm)
 
 
-@register_arm("amnesia")
 class AmnesiaArm(ArmBase):
     name = "amnesia"
 
@@ -58,7 +58,7 @@ class AmnesiaArm(ArmBase):
         self.config = _engine_config(options, self.name)
         budget = options.get("budget")
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
-            raise ValueError(f"{self.name}: budget: expected a non-negative integer, got {budget!r}")
+            raise ArmConfigError(f"{self.name}: budget: expected a non-negative integer, got {budget!r}")
         self.budget: int | None = budget
         self.use_keys = bool(options.get("use_keys", False))
         self.engine: Amnesia | None = None
@@ -93,9 +93,9 @@ class AmnesiaArm(ArmBase):
         )
         log = ctx.log
         self._unsubscribe = [
-            self.engine.on("written", lambda p: log("memory_write", _write_fields(p))),
-            self.engine.on("forgotten", lambda p: log("memory_forget", _forget_fields(p))),
-            self.engine.on("touched", lambda p: log("memory_touch", _touch_fields(p))),
+            self.engine.on("written", lambda p: log(_write_record(p))),
+            self.engine.on("forgotten", lambda p: log(_forget_record(p))),
+            self.engine.on("touched", lambda p: log(_touch_record(p))),
         ]
 
     def advance_clock(self, now: float) -> None:
@@ -133,10 +133,10 @@ class AmnesiaArm(ArmBase):
                 key=key,
             )
         except SecretRefused as error:
-            self._ctx().log("memory_refused", {"reason": "secret refused", "rule": error.rule})
+            self._ctx().log(MemoryRefused(reason="secret refused", rule=error.rule))
             return
         except AmnesiaError as error:
-            self._ctx().log("memory_refused", {"reason": str(error), "rule": type(error).__name__})
+            self._ctx().log(MemoryRefused(reason=str(error), rule=type(error).__name__))
             return
         if spec.key is not None:
             self._ids_by_key.setdefault(spec.key, []).append(view.id)
@@ -195,30 +195,27 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or math.isinf(value) else value
 
 
-def _write_fields(payload: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "item_id": payload["id"],
-        "content": payload["content"],
-        "kind": payload["kind"],
-        "ttl": payload["ttl"],
-        "pinned": payload["pinned"],
-        "scope": payload["scope"],
-        "owner_id": payload["owner_id"],
-        "key": payload["key"],
-        "source": payload["source"],
-        "curve": payload["curve"],
-        "strength": payload["strength"],
-        "tokens": payload["tokens"],
-        "expires_at": _finite(payload.get("expires_at")),
-    }
+def _write_record(payload: dict[str, Any]) -> MemoryWrite:
+    return MemoryWrite(
+        item_id=payload["id"],
+        content=payload["content"],
+        kind=payload["kind"],
+        ttl=payload["ttl"],
+        pinned=payload["pinned"],
+        scope=payload["scope"],
+        owner_id=payload["owner_id"],
+        key=payload["key"],
+        source=payload["source"],
+        curve=payload["curve"],
+        strength=payload["strength"],
+        tokens=payload["tokens"],
+        expires_at=_finite(payload.get("expires_at")),
+    )
 
 
-def _forget_fields(payload: dict[str, Any]) -> dict[str, Any]:
-    return {"item_id": payload["id"], "reason": payload["reason"], "content_hash": payload["content_hash"]}
+def _forget_record(payload: dict[str, Any]) -> MemoryForget:
+    return MemoryForget(item_id=payload["id"], reason=payload["reason"], content_hash=payload["content_hash"])
 
 
-def _touch_fields(payload: dict[str, Any]) -> dict[str, Any]:
-    return {"item_id": payload["id"], "strength": payload["strength"], "reason": payload["reason"]}
-
-
-register_variant("full-memory", "amnesia", {"auto_expire": False})
+def _touch_record(payload: dict[str, Any]) -> MemoryTouch:
+    return MemoryTouch(item_id=payload["id"], strength=payload["strength"], reason=payload["reason"])

@@ -10,7 +10,8 @@ from typing import TypeVar
 from amnesia.durations import format_duration
 from amnesia.tokens import count_tokens
 from arms.base import ArmBase, ArmContext, SessionInfo
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.logschema import MemoryForget, MemoryRefused, MemoryTouch, MemoryWrite
+from tasks.spec import ForgetSpec, RememberSpec
 
 T = TypeVar("T")
 
@@ -95,34 +96,31 @@ class MemoryLog:
         expires_at: float | None = None,
     ) -> None:
         self.ctx.log(
-            "memory_write",
-            {
-                "item_id": item_id,
-                "content": content,
-                "kind": kind,
-                "ttl": ttl,
-                "pinned": pinned,
-                "scope": scope,
-                "owner_id": owner_id,
-                "key": key,
-                "source": source,
-                "curve": None,
-                "strength": strength,
-                "tokens": count_tokens(content),
-                "expires_at": expires_at,
-            },
+            MemoryWrite(
+                item_id=item_id,
+                content=content,
+                kind=kind,
+                ttl=ttl,
+                pinned=pinned,
+                scope=scope,
+                owner_id=owner_id,
+                key=key,
+                source=source,
+                curve=None,
+                strength=strength,
+                tokens=count_tokens(content),
+                expires_at=expires_at,
+            )
         )
 
     def touch(self, item_id: str, *, reason: str, strength: float | None = None) -> None:
-        self.ctx.log("memory_touch", {"item_id": item_id, "strength": strength, "reason": reason})
+        self.ctx.log(MemoryTouch(item_id=item_id, strength=strength, reason=reason))
 
     def forget(self, item_id: str, content: str, *, reason: str) -> None:
-        self.ctx.log(
-            "memory_forget", {"item_id": item_id, "reason": reason, "content_hash": content_hash(content)}
-        )
+        self.ctx.log(MemoryForget(item_id=item_id, reason=reason, content_hash=content_hash(content)))
 
     def refused(self, *, reason: str, rule: str) -> None:
-        self.ctx.log("memory_refused", {"reason": reason, "rule": rule})
+        self.ctx.log(MemoryRefused(reason=reason, rule=rule))
 
 
 class OwnStoreArm(ArmBase):

@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from amnesia.clock import SimulatedClock
-from runners.taskmodel import AgentRole, ForgetSpec, RememberSpec
+from tasks.spec import AgentRole, ForgetSpec, RememberSpec
 
 if TYPE_CHECKING:
-    from runners.models.base import Message, Model
+    from tasks.logschema import Record
+    from tasks.modelapi import Message, Model
 
-LogFn = Callable[[str, dict[str, Any]], None]
+LogFn = Callable[["Record"], None]  # appends one typed record (tasks.logschema) to the session log
 
 
 @dataclass
@@ -45,7 +46,7 @@ class ArmContext:
     task_id: str
     seed: int  # derived from the run seed and the task id: use it for any randomness (random.Random(seed))
     clock: SimulatedClock  # shared with the runner; arms read it, only the runner moves it
-    log: LogFn  # log(record_type, fields): appends one record to the session log
+    log: LogFn  # log(record): appends one typed record (tasks.logschema) to the session log
     workdir: Path  # private scratch folder for this (arm, task), e.g. a SQLite file; created by the arm
     budget_tokens: int  # hard cap on the memory block's tokens
     model: Model | None = None  # for arms with an optional LLM path (extraction, summarising)

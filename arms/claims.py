@@ -41,10 +41,9 @@ from arms.arm_kit import OwnStoreArm, fit_block, forget_selects, memory_line, sc
 from arms.arm_options import check_choice, check_number, options_from
 from arms.base import MemoryContext, SessionInfo
 from arms.model_assist import ask_model
-from arms.registry import register_arm, register_variant
 from arms.textnorm import content_terms, dice
-from runners.models.base import Message
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.modelapi import Message
+from tasks.spec import ForgetSpec, RememberSpec
 
 SECTIONS = ("Facts", "Preferences", "Commitments")
 _COMMITMENT_KINDS = frozenset({"commitment", "task", "todo", "plan", "deadline", "constraint", "promise"})
@@ -123,7 +122,6 @@ class ForgetCheck:
         return self.exact_hits == 0 and self.fuzzy_hits == 0
 
 
-@register_arm("claims")
 class ClaimsArm(OwnStoreArm):
     name = "claims"
 
@@ -385,6 +383,3 @@ class ClaimsArm(OwnStoreArm):
         if self.session is None:
             raise RuntimeError("claims: called outside a session")
         return self.session
-
-
-register_variant("claims-oracle-key", "claims", {"supersession": "key"})

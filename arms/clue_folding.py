@@ -42,10 +42,10 @@ from arms.arm_kit import OwnStoreArm, fit_block, memory_line, visible_to
 from arms.arm_options import check_bool, check_choice, check_int, options_from
 from arms.base import ArmContext, MemoryContext, SessionInfo
 from arms.model_assist import ask_model
-from arms.registry import register_arm, register_variant
 from arms.textnorm import STOPWORDS
-from runners.models.base import Message
-from runners.taskmodel import ForgetSpec
+from tasks.errors import ArmConfigError
+from tasks.modelapi import Message
+from tasks.spec import ForgetSpec
 
 _QUOTED = re.compile(
     r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|「([^」\n]{2,80})」|『([^』\n]{2,80})』|`([^`\n]{2,80})`"
@@ -133,7 +133,7 @@ class ClueFoldingOptions:
         check_int(arm, "forget_turns", self.forget_turns, minimum=1)
         check_int(arm, "keep_completed_turns", self.keep_completed_turns)
         if not 1 <= check_int(arm, "limit", self.limit, minimum=1) <= MAX_LIMIT:
-            raise ValueError(f"{arm}: option limit must be at most {MAX_LIMIT}, got {self.limit!r}")
+            raise ArmConfigError(f"{arm}: option limit must be at most {MAX_LIMIT}, got {self.limit!r}")
         check_int(arm, "max_prompt_chars", self.max_prompt_chars, minimum=1)
         check_bool(arm, "auto_forget", self.auto_forget)
         check_bool(arm, "fold_at_session_end", self.fold_at_session_end)
@@ -148,7 +148,6 @@ class FoldState:
     checkpoints: list[Message] = field(default_factory=list)
 
 
-@register_arm("clue-folding")
 class ClueFoldingArm(OwnStoreArm):
     name = "clue-folding"
 
@@ -375,6 +374,3 @@ def checkpoint_text(turns: int, clue: Clue, chinese: bool) -> str:
         f"clues left: {', '.join(seeds)}. "
         "I can recall them from the clues when needed."
     )
-
-
-register_variant("clue-folding-strict", "clue-folding", {"fold_at_session_end": False})

@@ -31,9 +31,9 @@ from arms.arm_kit import OwnStoreArm, fit_block, forget_selects, memory_line, sc
 from arms.arm_options import check_choice, check_int, check_number, options_from
 from arms.base import ArmContext, MemoryContext, SessionInfo
 from arms.bm25 import BM25Index
-from arms.registry import register_arm, register_variant
-from runners.models.base import Message
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.errors import ArmConfigError
+from tasks.modelapi import Message
+from tasks.spec import ForgetSpec, RememberSpec
 
 DAY = 86_400.0
 
@@ -56,7 +56,7 @@ class MemoryBankOptions:
     def __post_init__(self) -> None:
         check_choice("memorybank", "formula", self.formula, ("intended", "as-written"))
         if check_number("memorybank", "days_per_strength", self.days_per_strength) <= 0:
-            raise ValueError(
+            raise ArmConfigError(
                 f"memorybank: option days_per_strength must be > 0, got {self.days_per_strength!r}"
             )
         check_int("memorybank", "top_k", self.top_k, minimum=1)
@@ -78,7 +78,6 @@ class BankItem:
     last_checked_day: int = 0
 
 
-@register_arm("memorybank")
 class MemoryBankArm(OwnStoreArm):
     name = "memorybank"
 
@@ -212,7 +211,3 @@ class MemoryBankArm(OwnStoreArm):
         if self.session is None:
             raise RuntimeError("memorybank: called outside a session")
         return self.session
-
-
-register_variant("memorybank-as-written", "memorybank", {"formula": "as-written", "days_per_strength": 5.0})
-register_variant("memorybank-code-intended", "memorybank", {"formula": "intended", "days_per_strength": 5.0})

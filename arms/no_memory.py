@@ -6,14 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from arms.base import ArmBase
-from arms.registry import register_arm
+from tasks.errors import ArmConfigError
 
 
-@register_arm("no-memory")
 class NoMemoryArm(ArmBase):
     name = "no-memory"
 
     def __init__(self, **options: Any) -> None:
         if options:
-            raise ValueError(f"no-memory: takes no options, got {', '.join(sorted(options))}")
+            raise ArmConfigError(f"no-memory: takes no options, got {', '.join(sorted(options))}")
         super().__init__()

@@ -1,63 +1,75 @@
-"""Arms are registered by name. Adding a policy is one file in arms/ with `@register_arm("name")` on its class
-(and one import line in arms/__init__.py). Named variants (presets) are a base arm plus options, from code
-(`register_variant`) or from a YAML arm config file (see runners.armconfig)."""
+"""Arms by name. Adding a policy is one module in arms/ with its class, plus one line in `ARMS` below
+(name -> "module:Class"); named variants (presets) are a base arm plus options, in `VARIANTS` here or in a
+YAML arm config file (see runners.armconfig). Classes are imported on first use (`tasks.registry`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from arms.base import Arm
+from tasks.errors import UnknownArmError
+from tasks.registry import LazyRegistry
 
-ArmFactory = Callable[..., Arm]
-_F = TypeVar("_F", bound=ArmFactory)
+ARMS = LazyRegistry(
+    "arm",
+    {
+        "no-memory": "arms.no_memory:NoMemoryArm",
+        "amnesia": "arms.amnesia_arm:AmnesiaArm",
+        "agent-managed": "arms.agent_managed:AgentManagedArm",
+        "retrieval": "arms.retrieval:RetrievalArm",
+        "clue-folding": "arms.clue_folding:ClueFoldingArm",
+        "claims": "arms.claims:ClaimsArm",
+        "memorybank": "arms.memorybank:MemoryBankArm",
+    },
+)
 
-_FACTORIES: dict[str, ArmFactory] = {}
-_VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {}
-
-
-class UnknownArmError(ValueError):
-    pass
-
-
-def register_arm(name: str) -> Callable[[_F], _F]:
-    def decorator(factory: _F) -> _F:
-        if name in _FACTORIES or name in _VARIANTS:
-            raise ValueError(f"arm {name!r} is already registered")
-        _FACTORIES[name] = factory
-        return factory
-
-    return decorator
-
-
-def register_variant(name: str, base: str, options: dict[str, Any]) -> None:
-    """A named preset: `base` arm with `options` (e.g. amnesia with renewal switched off)."""
-    if name in _FACTORIES or name in _VARIANTS:
-        raise ValueError(f"arm {name!r} is already registered")
-    _VARIANTS[name] = (base, dict(options))
+# Named presets: (base arm, options).
+# Named configurations of the `amnesia` arm that mirror the forgetting semantics of known systems (no
+# new code paths: each preset is the engine with a few Config switches, so a difference in a run is the
+# policy alone).
+#
+# - `amnesia-hard-ttl` — Redis `EXPIRE` / cachetools `TTLCache`: a flat curve (full strength until the
+#   deadline) and no renewal on read (`renew_on_inject: none`): an item disappears exactly one ttl after
+#   it was written.
+# - `amnesia-sliding-ttl` — LangGraph store with `refresh_on_read`: a flat curve, and every injection is
+#   a read that restarts the ttl (`renew_on_inject: full`).
+# - `amnesia-rank-decay` — mem0 platform's decay, which re-ranks and does not hide: an Ebbinghaus curve
+#   with `decay_mode: rank`, so a decayed item is ranked lower but still injected, and nothing is forgotten
+#   by time alone (past its ttl it keeps decaying instead of being deleted).
+# - `amnesia-keep-all-oracle-key` — keep everything (no decay, no expiry) plus supersession by the task's
+#   `key` (`use_keys: true`): what an LLM-judged update ("does this replace that?") achieves at best.
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "full-memory": ("amnesia", {"auto_expire": False}),
+    "amnesia-hard-ttl": ("amnesia", {"default_curve": "flat", "renew_on_inject": "none"}),
+    "amnesia-sliding-ttl": ("amnesia", {"default_curve": "flat", "renew_on_inject": "full"}),
+    "amnesia-rank-decay": ("amnesia", {"default_curve": "ebbinghaus", "decay_mode": "rank"}),
+    "amnesia-keep-all-oracle-key": ("amnesia", {"auto_expire": False, "use_keys": True}),
+    "claims-oracle-key": ("claims", {"supersession": "key"}),
+    "clue-folding-strict": ("clue-folding", {"fold_at_session_end": False}),
+    "memorybank-as-written": ("memorybank", {"formula": "as-written", "days_per_strength": 5.0}),
+    "memorybank-code-intended": ("memorybank", {"formula": "intended", "days_per_strength": 5.0}),
+}
 
 
 def resolve(name: str, overrides: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    """(base factory name, merged options) for an arm or variant name."""
+    """(base arm name, merged options) for an arm or variant name; raises UnknownArmError."""
     options: dict[str, Any] = {}
-    seen = set()
-    while name in _VARIANTS:
-        if name in seen:
-            raise UnknownArmError(f"arm variant cycle at {name!r}")
-        seen.add(name)
-        name, variant_options = _VARIANTS[name]
-        options = {**variant_options, **options}
-    if name not in _FACTORIES:
+    if name in VARIANTS:
+        name, variant_options = VARIANTS[name]
+        options = dict(variant_options)
+    if name not in ARMS:
         raise UnknownArmError(f"unknown arm {name!r}; known: {', '.join(available())}")
     return name, {**options, **(overrides or {})}
 
 
 def create_arm(name: str, overrides: dict[str, Any] | None = None) -> Arm:
+    """A fresh arm for `name` (an arm or a variant) with `overrides` on top of the variant's options."""
     base, options = resolve(name, overrides)
-    arm = _FACTORIES[base](**options)
+    arm = ARMS.load(base)(**options)
     arm.name = name
     return arm
 
 
 def available() -> list[str]:
-    return sorted({*_FACTORIES, *_VARIANTS})
+    """Every arm and variant name, sorted."""
+    return sorted({*ARMS.names(), *VARIANTS})

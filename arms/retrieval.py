@@ -47,11 +47,10 @@ from arms.arm_options import check_bool, check_choice, check_duration, check_int
 from arms.base import MemoryContext, SessionInfo
 from arms.bm25 import BM25Index
 from arms.model_assist import ask_model
-from arms.registry import register_arm
 from arms.textnorm import content_terms, jaccard
 from arms.write_gate import scan
-from runners.models.base import Message
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.modelapi import Message
+from tasks.spec import ForgetSpec, RememberSpec
 
 REMEMBER_SIGNAL = re.compile(
     r"记住|以后都|帮我记|别忘了|\bremember(?: that)?\b|\bfrom now on\b|\bdon'?t forget\b|\bkeep in mind\b",
@@ -163,7 +162,6 @@ def signal_candidate(text: str, turn: int) -> Candidate | None:
     return Candidate(turn=turn, text=fragment[:300], category=category, correction=correction is not None)
 
 
-@register_arm("retrieval")
 class RetrievalArm(OwnStoreArm):
     name = "retrieval"
 

@@ -30,8 +30,8 @@ from amnesia import Amnesia, Config, InMemoryStore, InvalidInput, SimulatedClock
 from amnesia.cli import run as memory_cli
 from amnesia.durations import parse_duration
 from amnesia.tools import call_tool
-from runners.cli import run as bench_cli
-from runners.taskload import read_task_set
+from amnesia_bench.cli import run as bench_cli
+from tasks.load import read_task_set
 
 ROOT = Path(__file__).resolve().parent.parent
 SPICE = [

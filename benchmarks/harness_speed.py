@@ -20,7 +20,7 @@ import yaml
 
 from runners.armconfig import resolve_arm_specs
 from runners.runner import RunOptions, RunSummary, run
-from runners.taskgen import generate, write_generated
+from tasks.generate import generate, write_generated
 
 ROOT = Path(__file__).resolve().parent.parent
 ARMS = ["no-memory", "full-memory", "amnesia"]

@@ -106,7 +106,7 @@ def engine_size(backend: str, count: int) -> dict[str, Any]:
 def harness_size(count: int) -> dict[str, Any]:
     from runners.armconfig import resolve_arm_specs
     from runners.runner import RunOptions, run
-    from runners.taskgen import generate, write_generated
+    from tasks.generate import generate, write_generated
 
     groups = ("helpful", "harmful", "mixed")
     with tempfile.TemporaryDirectory() as scratch:

@@ -84,7 +84,7 @@ def build_report(
     run_dirs = _as_list(runs)
     tables = compute_tables(run_dirs, resamples)
     if timeline_task is not None and timeline_task not in tables.data.task_specs:
-        from reports.errors import ReportInputError
+        from tasks.errors import ReportInputError
 
         raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")
     target = Path(out) if out is not None else run_dirs[0] / "report"

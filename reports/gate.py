@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports.errors import ReportInputError
 from reports.metrics import RATES
+from tasks.errors import ReportInputError
 
 SPEC = re.compile(r"^(?P<metric>[a-z_]+):(?P<arm>[^:=]+):(?P<group>[^:=]+)=(?P<limit>[-+0-9.eE]+)$")
 Z95 = 1.959963984540054

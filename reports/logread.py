@@ -16,31 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from reports.errors import ReportInputError
+from tasks.errors import ReportInputError
+from tasks.logschema import MANIFEST_FORMAT, MEMORY_TYPES, ModelCall, read_log, required_fields
 
-BASE_FIELDS = ("v", "seq", "type", "arm", "task_id", "sim_time")
-REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
-    "task_start": ("task",),
-    "injection": ("session_index", "turn_index", "block", "tokens", "items"),
-    "model_call": ("session_index", "turn_index", "call_index", "prompt_tokens", "completion_tokens"),
-    "probe": (
-        "session_index",
-        "turn_index",
-        "expect",
-        "stale",
-        "poison",
-        "abstain",
-        "answer",
-        "classification",
-    ),
-    "memory_write": ("item_id", "content"),
-    "memory_touch": ("item_id", "reason"),
-    "memory_forget": ("item_id", "reason"),
-    "memory_refused": ("reason",),
-    "task_end": ("probes", "model_calls"),
-}
+_CALL_FIELDS = required_fields(ModelCall.TYPE)
 TASK_FIELDS = ("id", "group", "category")
-MEMORY_TYPES = ("memory_write", "memory_touch", "memory_forget", "memory_refused")
 
 
 @dataclass(frozen=True)
@@ -82,43 +62,15 @@ def _read_manifest(run_dir: Path) -> dict[str, Any]:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ReportInputError(f"{path}: invalid JSON: {error}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != 1:
-        raise ReportInputError(f"{path}: format: expected 1, got {manifest.get('format')!r}")
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise ReportInputError(f"{path}: format: expected {MANIFEST_FORMAT}, got {manifest.get('format')!r}")
     return manifest
 
 
 def read_log_file(path: Path) -> list[dict[str, Any]]:
-    """The records of one finished pair, validated; raises on the first bad line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ReportInputError(f"{path}: invalid UTF-8: {error}") from None
-    if not text:
-        raise ReportInputError(f"{path}: empty log")
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    else:
-        raise ReportInputError(f"{path}:{len(lines)}: truncated record (no newline at end of file)")
-    records = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ReportInputError(f"{path}:{number}: corrupt record: {error.msg}") from None
-        if not isinstance(record, dict):
-            raise ReportInputError(f"{path}:{number}: record is not a JSON object")
-        kind = record.get("type")
-        for name in (*BASE_FIELDS, *REQUIRED_FIELDS.get(kind, ())):
-            if name not in record:
-                raise ReportInputError(f"{path}:{number}: {name}: missing in {kind or 'record'} record")
-        if record["seq"] != number - 1:
-            raise ReportInputError(f"{path}:{number}: seq: expected {number - 1}, got {record['seq']!r}")
-        records.append(record)
-    if records[0]["type"] != "task_start":
-        raise ReportInputError(f"{path}:1: type: first record must be task_start, got {records[0]['type']!r}")
-    if records[-1]["type"] != "task_end":
-        raise ReportInputError(f"{path}:{len(records)}: unfinished pair: last record is not task_end")
+    """The records of one finished pair, checked against the log schema (`tasks.logschema.read_log`), plus
+    the task fields a report needs; raises `ReportInputError` naming file:line on the first bad line."""
+    records = read_log(path)
     task = records[0]["task"]
     for name in TASK_FIELDS:
         if not isinstance(task, dict) or name not in task:
@@ -136,7 +88,7 @@ def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict
             rows["calls"].append(
                 {
                     **base,
-                    **{k: record[k] for k in REQUIRED_FIELDS[kind]},
+                    **{k: record[k] for k in _CALL_FIELDS},
                     "cached": bool(record.get("cached", False)),
                     "wall_ms": record.get("wall_ms"),
                 }
@@ -190,7 +142,7 @@ def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict
 
 
 COLUMNS = {
-    "calls": ["run", "group", "category", "arm", "task_id", "sim_time", *REQUIRED_FIELDS["model_call"]],
+    "calls": ["run", "group", "category", "arm", "task_id", "sim_time", *_CALL_FIELDS],
     "injections": ["run", "group", "category", "arm", "task_id", "sim_time", "tokens", "block", "item_ids"],
     "probes": ["run", "group", "category", "arm", "task_id", "sim_time", "classification", "fact_changed_at"],
     "memory": ["run", "group", "category", "arm", "task_id", "sim_time", "event", "item_id", "reason"],

@@ -1,5 +1,5 @@
 """`amnesia-bench rescore RUN`: re-classify every probe from its logged answer with the current
-`runners.scoring.classify`, without re-running anything.
+`tasks.scoring.classify`, without re-running anything.
 
 The original run is never modified. The result is a complete run folder (default `RUN/rescored/`): the
 manifest plus `rescored_from`, and every log copied line for line, except that a probe whose
@@ -14,11 +14,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from reports.errors import ReportInputError
 from reports.logread import load_runs
 from reports.staging import staged_folder
-from runners.scoring import classify
-from runners.taskmodel import ProbeSpec
+from tasks.errors import ReportInputError
+from tasks.scoring import classify
+from tasks.spec import ProbeSpec
 
 
 @dataclass(frozen=True)

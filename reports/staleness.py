@@ -5,7 +5,7 @@ the task's remember specs that assert V or one of its rivals (the `expect` value
 stale) or share a `key` with a statement asserting V, and forget specs on such a key or whose query matches a
 statement asserting V. V is **out of date at time t** once it has been asserted at or before t and the latest
 related statement at or before t is a forget, does not assert V, or asserts V with a ttl that has run out.
-Statements are timed at their session's `at`. Assertion uses `runners.scoring.asserted_values`, so "no longer
+Statements are timed at their session's `at`. Assertion uses `tasks.scoring.asserted_values`, so "no longer
 lapsang" does not assert lapsang.
 """
 
@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from runners.scoring import asserted_values
+from tasks.scoring import asserted_values
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,10 @@ from typing import Any
 import yaml
 
 from arms.base import Arm
-from arms.registry import UnknownArmError, available, create_arm, resolve
+from arms.registry import available, create_arm, resolve
+from tasks.errors import ArmConfigError, UnknownArmError
 
 _ENTRY_FIELDS = {"base", "options"}
-
-
-class ArmConfigError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,21 @@ from typing import Any
 from amnesia.clock import SimulatedClock
 from arms.base import ArmContext, MemoryContext, SessionInfo
 from runners.armconfig import ArmSpec
-from runners.logwriter import LogWriter
-from runners.models.base import Message, Model, ModelRequest, ModelResponse
-from runners.scoring import asserted_values, classify
-from runners.taskmodel import ProbeSpec, Task
 from runners.toolloop import ToolInvocation, ToolRound, run_tool_loop
+from tasks.logschema import (
+    InjectionRecord,
+    LogWriter,
+    ModelCall,
+    ProbeRecord,
+    SessionEnd,
+    SessionStart,
+    TaskEnd,
+    TaskStart,
+    TurnRecord,
+)
+from tasks.modelapi import Message, Model, ModelRequest, ModelResponse
+from tasks.scoring import asserted_values, classify
+from tasks.spec import ProbeSpec, Task
 
 SYSTEM_TEXT = (
     "You are a helpful assistant. Answer briefly. When a memory block is present, it lists what you remember "
@@ -102,14 +112,13 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
             model=model,
         )
         log.write(
-            "task_start",
-            {
-                "task": task_to_dict(task),
-                "arm_config": arm.describe(),
-                "seed": job.seed,
-                "budget_tokens": job.budget_tokens,
-                "model": model.describe(),
-            },
+            TaskStart(
+                task=task_to_dict(task),
+                arm_config=arm.describe(),
+                seed=job.seed,
+                budget_tokens=job.budget_tokens,
+                model=model.describe(),
+            )
         )
         arm.start_task(ctx)
         probes = calls = 0
@@ -118,19 +127,18 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
             arm.advance_clock(clock.now())
             info = SessionInfo(session_index, f"s{session_index}", session.agent, session.at)
             log.write(
-                "session_start",
-                {
-                    "session_index": session_index,
-                    "session_id": info.session_id,
-                    "agent": session.agent,
-                    "at": session.at,
-                },
+                SessionStart(
+                    session_index=session_index,
+                    session_id=info.session_id,
+                    agent=session.agent,
+                    at=session.at,
+                )
             )
             arm.start_session(info)
             history: list[Message] = []
             for turn_index, turn in enumerate(session.turns):
                 where = {"session_index": session_index, "turn_index": turn_index}
-                log.write("turn", {**where, "user": turn.user})
+                log.write(TurnRecord(**where, user=turn.user))
                 arm.observe_user_turn(turn.user)
                 for forget in turn.forget:
                     arm.forget(forget)
@@ -160,29 +168,25 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                     probes += 1
                     classification, matched = classify(response.text, turn.probe)
                     log.write(
-                        "probe",
-                        {
+                        ProbeRecord(
                             **where,
-                            "expect": list(turn.probe.expect),
-                            "stale": list(turn.probe.stale),
-                            "poison": list(turn.probe.poison),
-                            "abstain": turn.probe.abstain,
-                            "answer": response.text,
-                            "classification": classification,
-                            "matched": matched,
-                            "fact_changed_at": fact_times.changed_at(turn.probe),
-                        },
+                            expect=list(turn.probe.expect),
+                            stale=list(turn.probe.stale),
+                            poison=list(turn.probe.poison),
+                            abstain=turn.probe.abstain,
+                            answer=response.text,
+                            classification=classification,
+                            matched=matched,
+                            fact_changed_at=fact_times.changed_at(turn.probe),
+                        )
                     )
                 arm.observe_answer(turn.user, response.text, context)
                 history.append({"role": "user", "content": turn.user})
                 history.append({"role": "assistant", "content": response.text})
             arm.end_session(info)
-            log.write("session_end", {"session_index": session_index, "session_id": info.session_id})
+            log.write(SessionEnd(session_index=session_index, session_id=info.session_id))
         arm.end_task()
-        log.write(
-            "task_end",
-            {"probes": probes, "model_calls": calls, "wall_seconds": time.perf_counter() - started},
-        )
+        log.write(TaskEnd(probes=probes, model_calls=calls, wall_seconds=time.perf_counter() - started))
     return calls, probes
 
 
@@ -190,19 +194,18 @@ def _log_model_call(
     log: LogWriter, where: dict[str, int], call_index: int, model: Model, call: ToolRound
 ) -> None:
     log.write(
-        "model_call",
-        {
+        ModelCall(
             **where,
-            "call_index": call_index,
-            "messages": call.messages,
-            "response": call.response.text,
-            "prompt_tokens": call.response.prompt_tokens,
-            "completion_tokens": call.response.completion_tokens,
-            "model": model.name,
-            "cached": call.response.cached,
-            "tool_calls": list(call.response.tool_calls),
-            "wall_ms": call.wall_ms,
-        },
+            call_index=call_index,
+            messages=call.messages,
+            response=call.response.text,
+            prompt_tokens=call.response.prompt_tokens,
+            completion_tokens=call.response.completion_tokens,
+            model=model.name,
+            cached=call.response.cached,
+            tool_calls=list(call.response.tool_calls),
+            wall_ms=call.wall_ms,
+        )
     )
 
 
@@ -226,7 +229,7 @@ def _agent_managed_turn(
         next_call += 1
 
     def on_tool(invocation: ToolInvocation) -> None:
-        log.write("tool_call", {**where, "call_index": next_call - 1, **invocation.to_record()})
+        log.write(invocation.to_record(**where, call_index=next_call - 1))
 
     response = run_tool_loop(
         model,
@@ -242,13 +245,12 @@ def _agent_managed_turn(
 
 def _log_injection(log: LogWriter, where: dict[str, int], context: MemoryContext, budget: int) -> None:
     log.write(
-        "injection",
-        {
+        InjectionRecord(
             **where,
-            "block": context.block,
-            "tokens": context.tokens,
-            "budget_tokens": budget,
-            "items": context.items,
-            "details": context.details,
-        },
+            block=context.block,
+            tokens=context.tokens,
+            budget_tokens=budget,
+            items=context.items,
+            details=context.details,
+        )
     )

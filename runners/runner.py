@@ -23,24 +23,20 @@ from typing import Any
 
 from tqdm import tqdm
 
-import arms  # noqa: F401  (registers every arm, also in spawned workers)
 from runners.armconfig import ArmSpec
-from runners.logwriter import is_finished, log_filename
 from runners.models import resolve_model
-from runners.models.base import Model
 from runners.replay import PairJob, derive_seed, replay_pair
-from runners.taskload import load_tasks, task_set_hash
-from runners.taskmodel import Task
+from tasks.errors import RunError
+from tasks.load import load_tasks, task_set_hash
+from tasks.logschema import is_finished, log_filename
+from tasks.modelapi import Model
+from tasks.spec import Task
 
 MANIFEST_FORMAT = 1
 # Manifest fields that must match for --resume to continue a run rather than mix two different runs.
 _RESUME_KEYS = ("seed", "model", "arms", "budget_tokens", "tasks", "groups", "limit")
 _RUN_PARTS = ("logs", "work", "report")  # what a run writes into its folder (report: the report step)
 _BATCH_PAIRS = 16  # pairs per worker job: amortises inter-process overhead, keeps progress smooth
-
-
-class RunError(ValueError):
-    """A run cannot start (bad input, incompatible resume); one line."""
 
 
 @dataclass(frozen=True)

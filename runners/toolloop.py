@@ -13,9 +13,9 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
-from runners.models.base import Message, Model, ModelRequest, ModelResponse
+from tasks.logschema import ToolCall
+from tasks.modelapi import Message, Model, ModelRequest, ModelResponse
 
 ToolDispatch = Callable[[str, str], str]  # (tool name, arguments JSON text) -> result JSON text
 MAX_ROUNDS = 4  # model calls per turn; a small model can loop on tool calls forever
@@ -40,14 +40,18 @@ class ToolInvocation:
     arguments: str
     result: str
 
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "round_index": self.round_index,
-            "tool_call_id": self.tool_call_id,
-            "name": self.name,
-            "arguments": self.arguments,
-            "result": self.result,
-        }
+    def to_record(self, *, session_index: int, turn_index: int, call_index: int) -> ToolCall:
+        """The session-log record of this invocation, placed at the turn and model call that asked for it."""
+        return ToolCall(
+            session_index=session_index,
+            turn_index=turn_index,
+            call_index=call_index,
+            round_index=self.round_index,
+            tool_call_id=self.tool_call_id,
+            name=self.name,
+            arguments=self.arguments,
+            result=self.result,
+        )
 
 
 def run_tool_loop(

@@ -8,7 +8,7 @@ from typing import Any
 
 from amnesia.clock import SimulatedClock
 from arms.base import Arm, ArmContext, MemoryContext, SessionInfo
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.spec import ForgetSpec, RememberSpec
 
 
 class ArmDriver:
@@ -22,8 +22,8 @@ class ArmDriver:
             task_id="t/1",
             seed=seed,
             clock=self.clock,
-            log=lambda kind, fields: self.records.append(
-                {"type": kind, "sim_time": self.clock.now(), **fields}
+            log=lambda record: self.records.append(
+                {"type": record.TYPE, "sim_time": self.clock.now(), **record.fields()}
             ),
             workdir=workdir,
             budget_tokens=budget_tokens,

@@ -148,7 +148,7 @@ def run_args(tasks: Path, out: Path, *extra: str, arms: str = THREE_ARMS) -> lis
 
 def run_ok(tasks: Path, out: Path, *extra: str, arms: str = THREE_ARMS) -> None:
     """Run through typer's CliRunner and insist on success."""
-    from runners.cli import app
+    from amnesia_bench.cli import app
 
     result = CliRunner().invoke(app, run_args(tasks, out, *extra, arms=arms))
     assert result.exit_code == 0, result.output
@@ -158,7 +158,7 @@ def run_cli_then_kill(args: list[str], stop_when: Callable[[], bool], timeout: f
     """Start `amnesia-bench ARGS` in a process group of its own; once `stop_when()` holds, the run ends or
     `timeout` seconds pass, SIGKILL the whole group (workers included), as a crash would."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    command = [sys.executable, "-c", "from runners.cli import main; main()", *args]
+    command = [sys.executable, "-c", "from amnesia_bench.cli import main; main()", *args]
     process = subprocess.Popen(
         command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runners.scoring import find_mentions
-from runners.taskmodel import Task
+from tasks.scoring import find_mentions
+from tasks.spec import Task
 
 
 def assert_probe_values_written_before_and_not_asked(task: Task) -> None:

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from arms.claims import REDACTED_QUOTE, WITHHELD_QUOTE
 from arms.registry import create_arm
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.spec import ForgetSpec, RememberSpec
 
 DAY = 86_400.0
 

@@ -7,7 +7,7 @@ from arm_driver import ArmDriver
 
 from arms.clue_folding import FADED_MARKER, distill, like_escape
 from arms.registry import create_arm
-from runners.taskmodel import ForgetSpec
+from tasks.spec import ForgetSpec
 
 HOUR = 3600.0
 

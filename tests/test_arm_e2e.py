@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from runners.cli import app
+from amnesia_bench.cli import app
 
 NEW_ARMS = (
     "retrieval,clue-folding,claims,claims-oracle-key,memorybank,memorybank-as-written,"

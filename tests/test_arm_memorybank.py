@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from arms.memorybank import retention
 from arms.registry import create_arm, resolve
-from runners.taskmodel import RememberSpec
+from tasks.spec import RememberSpec
 
 DAY = 86_400.0
 

@@ -8,8 +8,8 @@ import pytest
 from arm_driver import ArmDriver
 
 from arms.registry import create_arm
-from runners.models.base import ModelRequest, ModelResponse
-from runners.taskmodel import RememberSpec
+from tasks.modelapi import ModelRequest, ModelResponse
+from tasks.spec import RememberSpec
 
 
 @dataclass

@@ -3,9 +3,10 @@ from __future__ import annotations
 import pytest
 from arm_driver import ArmDriver
 
-from arms.presets import PRESETS
-from arms.registry import create_arm, resolve
-from runners.taskmodel import RememberSpec
+from arms.registry import VARIANTS, create_arm, resolve
+from tasks.spec import RememberSpec
+
+PRESETS = {name: options for name, (base, options) in VARIANTS.items() if name.startswith("amnesia-")}
 
 DAY = 86_400.0
 

@@ -9,7 +9,7 @@ from amnesia.tokens import count_tokens
 from arms.base import Arm
 from arms.registry import create_arm
 from arms.retrieval import CONTRADICTED_NOTE, signal_candidate
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.spec import ForgetSpec, RememberSpec
 
 DAY = 86_400.0
 

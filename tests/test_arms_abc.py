@@ -15,8 +15,9 @@ from amnesia.clock import SimulatedClock
 from arms.amnesia_arm import AmnesiaArm
 from arms.base import ArmContext, SessionInfo
 from arms.registry import create_arm, resolve
-from runners.taskgen import generate
-from runners.taskmodel import ForgetSpec, RememberSpec
+from tasks.generate import generate
+from tasks.logschema import Record
+from tasks.spec import ForgetSpec, RememberSpec
 
 
 def _records(out: Path, arm: str, task_id: str) -> list[dict[str, Any]]:
@@ -126,8 +127,8 @@ class _Recorder:
     def __init__(self) -> None:
         self.records: list[tuple[str, dict[str, Any]]] = []
 
-    def __call__(self, record_type: str, fields: dict[str, Any]) -> None:
-        self.records.append((record_type, fields))
+    def __call__(self, record: Record) -> None:
+        self.records.append((record.TYPE, record.fields()))
 
     def of(self, record_type: str) -> list[dict[str, Any]]:
         return [fields for kind, fields in self.records if kind == record_type]

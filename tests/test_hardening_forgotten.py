@@ -13,7 +13,7 @@ from runner_support import write_tasks
 from typer.testing import CliRunner
 
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
-from runners.cli import app
+from amnesia_bench.cli import app
 
 SECRET_EN = "Zebracorn-4471 is the name of the blue staging harbor"
 SECRET_ZH = "斑马角兽四四七一是蓝色预发布港口的名字"

@@ -22,8 +22,8 @@ from amnesia import Amnesia, Config, InMemoryStore, InvalidInput, SimulatedClock
 from amnesia.cli import run as memory_cli
 from amnesia.durations import MAX_DURATION_SECONDS, parse_duration
 from amnesia.tools import TOOLS, call_tool
-from runners.cli import run as bench_cli
-from runners.taskload import read_task_set
+from amnesia_bench.cli import run as bench_cli
+from tasks.load import read_task_set
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CLI_FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

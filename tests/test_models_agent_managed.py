@@ -12,7 +12,7 @@ import pytest
 from openai_stub import Reply, StubServer
 from typer.testing import CliRunner
 
-from runners.cli import app
+from amnesia_bench.cli import app
 from runners.models import envopts
 
 TASK = """\

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runners.scoring import classify
-from runners.taskmodel import ProbeSpec
+from tasks.scoring import classify
+from tasks.spec import ProbeSpec
 
 DRINK = ProbeSpec(expect=("oolong",), stale=("lapsang",))
 DRINK_ZH = ProbeSpec(expect=("龙井",), stale=("普洱",))

@@ -13,10 +13,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from runners.models import ModelSpecError, resolve_model
-from runners.models.base import ModelRequest
+from runners.models import resolve_model
 from runners.models.cache import CachedModel
-from runners.models.errors import ModelCallError, ModelConfigError
 from runners.models.gguf import (
     SHORT_NAMES,
     GGUFModel,
@@ -25,6 +23,8 @@ from runners.models.gguf import (
     completion_prompt,
     locate_gguf,
 )
+from tasks.errors import ModelCallError, ModelConfigError, ModelSpecError
+from tasks.modelapi import ModelRequest
 
 
 class FakeLlama:

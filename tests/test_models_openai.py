@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai_stub import Reply, StubServer
 
-from runners.models.base import ModelRequest
 from runners.models.cache import CachedModel, ResponseCache, request_key
-from runners.models.errors import ModelCallError, ModelConfigError
 from runners.models.openai_compat import OpenAICompatModel, OpenAISettings
+from tasks.errors import ModelCallError, ModelConfigError
+from tasks.modelapi import ModelRequest
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 from amnesia import Amnesia
 from amnesia.clock import SimulatedClock
 from amnesia.tools import TOOLS, dispatch
-from runners.models.base import ModelRequest, ModelResponse
 from runners.toolloop import ToolInvocation, ToolRound, run_tool_loop
+from tasks.modelapi import ModelRequest, ModelResponse
 
 
 def tool_call(name: str, arguments: object, call_id: str = "") -> dict:

@@ -7,14 +7,11 @@ import shutil
 
 import pandas as pd
 import pytest
-import typer
 from reports_fixture import write_run
 from typer.testing import CliRunner
 
-from reports.cli import register
+from amnesia_bench.cli import app
 
-app = typer.Typer()
-register(app)
 runner = CliRunner()
 
 
@@ -169,7 +166,7 @@ def test_a_run_with_no_stale_probes_still_gets_a_whole_report(tmp_path):
     """One helpful task on one arm: no probe has stale values, so the stale-by-age table is empty."""
     from runner_support import PREFERENCE_TASK, run_args, write_tasks
 
-    from runners.cli import app as bench_app
+    from amnesia_bench.cli import app as bench_app
 
     tasks = write_tasks(tmp_path / "tasks", [PREFERENCE_TASK])
     out = tmp_path / "run"

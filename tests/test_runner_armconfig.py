@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from runners.armconfig import ArmConfigError, load_arm_config, parse_overrides, resolve_arm_specs
+from runners.armconfig import load_arm_config, parse_overrides, resolve_arm_specs
+from tasks.errors import ArmConfigError
 
 
 def _write(tmp_path: Path, text: str) -> Path:

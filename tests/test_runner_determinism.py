@@ -8,7 +8,7 @@ from pathlib import Path
 from runner_support import SMALL_SET, run_logs, run_ok, write_tasks
 
 from runners.replay import derive_seed
-from runners.taskgen import generate
+from tasks.generate import generate
 
 ARMS = "no-memory,full-memory,amnesia"
 

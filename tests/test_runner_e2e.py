@@ -9,7 +9,7 @@ import pytest
 from runner_support import SMALL_SET, read_log, write_tasks
 from typer.testing import CliRunner
 
-from runners.cli import app
+from amnesia_bench.cli import app
 
 ARMS = "no-memory,full-memory,amnesia"
 

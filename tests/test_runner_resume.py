@@ -8,9 +8,9 @@ from pathlib import Path
 from runner_support import run_cli_then_kill, run_logs, write_tasks
 from typer.testing import CliRunner
 
-from runners.cli import app
-from runners.logwriter import is_finished
-from runners.taskgen import generate
+from amnesia_bench.cli import app
+from tasks.generate import generate
+from tasks.logschema import is_finished
 
 ARMS = "no-memory,full-memory,amnesia"
 

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runners.scoring import classify, find_mentions, is_abstention
-from runners.taskmodel import CLASSIFICATIONS, ProbeSpec
+from tasks.scoring import classify, find_mentions, is_abstention
+from tasks.spec import CLASSIFICATIONS, ProbeSpec
 
 DRINK = ProbeSpec(expect=("oolong",), stale=("lapsang",), poison=("espresso",))
 DRINK_ZH = ProbeSpec(expect=("乌龙茶",), stale=("正山小种",))

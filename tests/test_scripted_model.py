@@ -4,9 +4,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runners.models import ModelSpecError, resolve_model
-from runners.models.base import ModelRequest
+from runners.models import resolve_model
 from runners.models.scripted import ABSTAIN_TEXT, ACK_TEXT, ScriptedModel
+from tasks.errors import ModelSpecError
+from tasks.modelapi import ModelRequest
 
 CANDIDATES = ("oolong", "lapsang")
 

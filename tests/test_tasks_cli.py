@@ -9,17 +9,14 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from runners import cli_tasks
+from amnesia_bench import cli
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
 
 
 @pytest.fixture(scope="module")
 def app() -> typer.Typer:
-    # Only the task commands: these tests must not depend on the run/report command groups.
-    application = typer.Typer()
-    cli_tasks.register(application)
-    return application
+    return cli.app
 
 
 def test_validate_shipped_sets_prints_a_one_line_summary(app):

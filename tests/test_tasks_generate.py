@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from task_checks import assert_probe_values_written_before_and_not_asked
 
-from runners.taskgen import HARMFUL, HELPFUL, generate, write_generated
-from runners.taskload import GROUPS, load_tasks, task_set_hash, validate_path
+from tasks.generate import HARMFUL, HELPFUL, generate, write_generated
+from tasks.load import GROUPS, load_tasks, task_set_hash, validate_path
 
 
 def test_same_seed_same_tasks_other_seed_other_tasks():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from task_checks import assert_probe_values_written_before_and_not_asked
 
-from runners.taskload import GROUPS, load_tasks, task_set_hash
+from tasks.load import GROUPS, load_tasks, task_set_hash
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
 CATEGORIES = {

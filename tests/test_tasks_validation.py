@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runners import taskload
-from runners.taskload import TaskSetError, load_tasks, validate_path
+from tasks import load as taskload
+from tasks.errors import TaskSetError
+from tasks.load import load_tasks, validate_path
 
 VALID = """\
 id: t/one

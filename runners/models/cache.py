@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from runners.models import envopts
-from runners.models.base import Model, ModelRequest, ModelResponse
+from tasks.modelapi import Model, ModelRequest, ModelResponse
 
 
 def default_cache_path() -> Path:

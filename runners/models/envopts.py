@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 from typing import TypeVar
 
-from runners.models.errors import ModelConfigError
+from tasks.errors import ModelConfigError
 
 BASE_URL = "OPENAI_BASE_URL"
 API_KEY = "OPENAI_API_KEY"

@@ -17,10 +17,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from runners.models import register_model
-from runners.models.base import Message, ModelRequest, ModelResponse
 from runners.models.cache import with_cache
-from runners.models.errors import ModelCallError, ModelConfigError
+from tasks.errors import ModelCallError, ModelConfigError
+from tasks.modelapi import Message, Model, ModelRequest, ModelResponse
 
 Style = Literal["chat", "completion"]
 
@@ -204,4 +203,6 @@ def _llama_cpp_version() -> str | None:
         return None
 
 
-register_model("gguf", lambda argument: with_cache(GGUFModel.from_spec(argument or DEFAULT_SHORT_NAME)))
+def from_spec(argument: str | None) -> Model:
+    """`gguf:<short name or path>` (default: the SmolLM2 model the `local` extra ships), behind the cache."""
+    return with_cache(GGUFModel.from_spec(argument or DEFAULT_SHORT_NAME))

@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 
 from amnesia.tokens import count_tokens
-from runners.models import envopts, register_model
-from runners.models.base import Model, ModelRequest, ModelResponse
+from runners.models import envopts
 from runners.models.cache import with_cache
-from runners.models.errors import ModelCallError, ModelConfigError
+from tasks.errors import ModelCallError, ModelConfigError
+from tasks.modelapi import Model, ModelRequest, ModelResponse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -201,7 +201,7 @@ def _snippet(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
-def _from_spec(argument: str | None) -> Model:
+def from_spec(argument: str | None) -> Model:
     """`openai:<model>` (or `openai` with AMNESIA_MODEL); every other setting from the environment."""
     settings = OpenAISettings.from_env(
         argument,
@@ -209,6 +209,3 @@ def _from_spec(argument: str | None) -> Model:
         timeout=envopts.env_number(envopts.TIMEOUT, float),
     )
     return with_cache(OpenAICompatModel(settings))
-
-
-register_model("openai", _from_spec)

@@ -25,8 +25,8 @@ from typing import Literal
 
 from amnesia.durations import parse_duration
 from amnesia.tokens import count_tokens
-from runners.models.base import Message, ModelRequest, ModelResponse
-from runners.scoring import find_mentions
+from tasks.modelapi import Message, ModelRequest, ModelResponse
+from tasks.scoring import find_mentions
 
 Strategy = Literal["uniform", "first", "last", "newest"]
 STRATEGIES: tuple[Strategy, ...] = ("uniform", "first", "last", "newest")
@@ -83,7 +83,14 @@ def choose(strategy: Strategy, occurrences: list[_Occurrence], candidates: tuple
     return random.Random(seed).choice([c for c in candidates if c in present])
 
 
+def from_spec(argument: str | None) -> ScriptedModel:
+    """`scripted` (uniform) or `scripted:<strategy>`."""
+    return ScriptedModel(argument or "uniform")
+
+
 class ScriptedModel:
+    """Answers from what is in its prompt, by a fixed strategy (see the module docstring)."""
+
     def __init__(self, strategy: str = "uniform") -> None:
         if strategy not in STRATEGIES:
             raise ValueError(

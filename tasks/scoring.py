@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from amnesia.tokens import has_cjk
-from runners.taskmodel import Classification, ProbeSpec
+from tasks.spec import Classification, ProbeSpec
 
 # A clause ends at punctuation or a contrastive conjunction; a negation cue only reaches into its clause.
 _CLAUSE_BREAK = re.compile(

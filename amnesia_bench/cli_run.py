@@ -1,7 +1,8 @@
 """`amnesia-bench run`: replay task sets against arms, then (by default) build the report.
 
-Bad input (task set, arm config, `--set`, model spec, incompatible `--resume`) is one line on stderr,
-exit 2, and nothing is written."""
+Bad input (task set, arm config, `--set`, model spec, incompatible `--resume`) raises a
+`tasks.errors.BadInput` before anything is written; `amnesia_bench.cli` prints it as one line and exits 2
+(a model that fails for good: exit 1, the pair stays unfinished for `--resume`)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,13 @@ from typing import Annotated
 
 import typer
 
-from amnesia.errors import AmnesiaError
-from runners.armconfig import ArmConfigError, resolve_arm_specs
-from runners.models import ModelSpecError
+from amnesia_bench.api import DEFAULT_ARMS
+from runners.armconfig import resolve_arm_specs
 from runners.models.envopts import apply_model_flags
-from runners.models.errors import ModelCallError, ModelConfigError
-from runners.runner import RunError, RunOptions, run
-from runners.taskload import TaskSetError
+from runners.runner import RunOptions, run
+from tasks.errors import BadInput, TaskSetError
 
 GROUP_NAMES = ("helpful", "harmful", "mixed")
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code=2)
 
 
 def _parse_groups(value: str | None) -> tuple[str, ...]:
@@ -33,7 +27,7 @@ def _parse_groups(value: str | None) -> tuple[str, ...]:
     groups = tuple(part.strip() for part in value.split(",") if part.strip())
     unknown = [g for g in groups if g not in GROUP_NAMES]
     if unknown:
-        raise _fail(f"--group: unknown group {unknown[0]!r}; choose from {', '.join(GROUP_NAMES)}")
+        raise BadInput(f"--group: unknown group {unknown[0]!r}; choose from {', '.join(GROUP_NAMES)}")
     return groups
 
 
@@ -51,12 +45,8 @@ def _without_secrets(argv: list[str]) -> list[str]:
 
 def _build_report(run_dir: Path) -> None:
     from reports.build import build_report  # imported here: a run without the report step need not load it
-    from reports.errors import ReportInputError
 
-    try:
-        target = build_report(run_dir)
-    except ReportInputError as error:
-        raise _fail(str(error)) from None
+    target = build_report(run_dir)
     typer.echo(f"report written to {target}")
 
 
@@ -64,9 +54,9 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_command(
         tasks: Annotated[Path, typer.Option(help="Task file or folder.")] = Path("tasks"),
-        arms: Annotated[
-            str, typer.Option(help="Comma-separated arm names, or all.")
-        ] = "no-memory,full-memory,amnesia",
+        arms: Annotated[str, typer.Option(help="Comma-separated arm names, or all.")] = ",".join(
+            DEFAULT_ARMS
+        ),
         model: Annotated[
             str, typer.Option(help="scripted[:first|last|newest|uniform], openai:<m>, gguf:<m>.")
         ] = ("scripted"),
@@ -114,37 +104,27 @@ def register(app: typer.Typer) -> None:
             no_cache=no_cache,
             cache_epoch=cache_epoch,
         )
+        specs = resolve_arm_specs([a.strip() for a in arms.split(",") if a.strip()], arm_config, set_ or [])
+        options = RunOptions(
+            tasks=tasks,
+            arms=specs,
+            model=model,
+            seed=seed,
+            out=out,
+            budget_tokens=budget,
+            workers=workers,
+            limit=limit,
+            groups=_parse_groups(group),
+            resume=resume,
+            progress=progress,
+            argv=_without_secrets(sys.argv[1:]),
+        )
         try:
-            specs = resolve_arm_specs(
-                [a.strip() for a in arms.split(",") if a.strip()], arm_config, set_ or []
-            )
-            options = RunOptions(
-                tasks=tasks,
-                arms=specs,
-                model=model,
-                seed=seed,
-                out=out,
-                budget_tokens=budget,
-                workers=workers,
-                limit=limit,
-                groups=_parse_groups(group),
-                resume=resume,
-                progress=progress,
-                argv=_without_secrets(sys.argv[1:]),
-            )
             summary = run(options)
         except TaskSetError as error:
-            for problem in error.errors or [error]:
-                typer.echo(f"error: {problem}", err=True)
-            if not tasks.exists() and tasks == Path("tasks"):  # the default set is resolved from the cwd
-                typer.echo("hint: run from the repository root, or pass --tasks PATH", err=True)
-            raise typer.Exit(code=2) from None
-        except (ArmConfigError, RunError, ModelSpecError, ModelConfigError, AmnesiaError) as error:
-            raise _fail(str(error)) from None
-        except ModelCallError as error:
-            # The model failed for good (retries exhausted): the pair stays unfinished for --resume.
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(code=1) from None
+            if tasks == Path("tasks") and not tasks.exists():  # the default set is resolved from the cwd
+                error.hint = "run from the repository root, or pass --tasks PATH"
+            raise
         typer.echo(
             f"{summary.pairs} pairs run, {summary.skipped} skipped, {summary.model_calls} model calls, "
             f"{summary.probes} probes in {summary.seconds:.1f}s -> {summary.out}"

@@ -1,4 +1,4 @@
-"""Vocabulary for the task generator (runners.taskgen): subjects, values and sentence templates per language.
+"""Vocabulary for the task generator (tasks.generate): subjects, values and sentence templates per language.
 
 Every value in a pool is a single distinctive word (Latin) or a CJK term that is not a substring of another
 value in the same pool, so probe matching (whole-word for Latin, substring for CJK) never confuses two.

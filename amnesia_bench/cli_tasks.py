@@ -8,13 +8,9 @@ from typing import Annotated
 
 import typer
 
-from runners.taskgen import generate, write_generated
-from runners.taskload import GROUPS, read_task_set
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code=2)
+from tasks.errors import BadInput
+from tasks.generate import generate, write_generated
+from tasks.load import GROUPS, read_task_set
 
 
 def validate(
@@ -40,15 +36,15 @@ def generate_command(
 ) -> None:
     """Write seeded procedural tasks of every category, plus MANIFEST.json with a content hash."""
     if group != "all" and group not in GROUPS:
-        raise _fail(f"--group: expected one of {'|'.join(GROUPS)}|all, got {group!r}")
+        raise BadInput(f"--group: expected one of {'|'.join(GROUPS)}|all, got {group!r}")
     if n < 1:
-        raise _fail(f"--n: expected a positive number of tasks, got {n}")
+        raise BadInput(f"--n: expected a positive number of tasks, got {n}")
     groups = list(GROUPS) if group == "all" else [group]
     tasks = [task for name in groups for task in generate(name, n, seed)]
     try:
         manifest = write_generated(tasks, out, meta={"seed": seed, "groups": groups, "n_per_group": n})
-    except (FileExistsError, OSError) as exc:
-        raise _fail(f"--out: {exc}") from None
+    except OSError as exc:
+        raise BadInput(f"--out: {exc}") from None
     typer.echo(f"{len(tasks)} tasks written to {out} ({manifest.name} records the content hash)")
 
 

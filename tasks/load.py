@@ -1,4 +1,4 @@
-"""Load and validate YAML task sets (format: tasks/README.md) into `runners.taskmodel.Task`.
+"""Load and validate YAML task sets (format: tasks/README.md) into `tasks.spec.Task`.
 
 Validation reports ALL problems, each as `file:line: field: problem`, with line numbers from the YAML node
 marks. Files are read defensively: a size cap, strict UTF-8, a nesting-depth cap checked on the event stream
@@ -18,7 +18,8 @@ import yaml
 
 from amnesia.durations import parse_duration
 from amnesia.tokens import has_cjk
-from runners.taskmodel import ForgetSpec, ProbeSpec, RememberSpec, Session, Task, Turn
+from tasks.errors import TaskSetError
+from tasks.spec import ForgetSpec, ProbeSpec, RememberSpec, Session, Task, Turn
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64  # task files nest about 8 deep; anything far deeper is hostile or broken
@@ -54,15 +55,6 @@ class TaskError:
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file  # line 0: the file/folder as a whole
         return f"{where}: {self.field}: {self.problem}"
-
-
-class TaskSetError(ValueError):
-    """A task set failed validation; `errors` holds every problem found."""
-
-    def __init__(self, errors: list[TaskError]) -> None:
-        self.errors = list(errors)
-        more = f" (and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
-        super().__init__(f"{self.errors[0]}{more}" if self.errors else "invalid task set")
 
 
 class _Refused(Exception):

@@ -1,6 +1,6 @@
 """The in-memory form of a benchmark task (see tasks/README.md for the YAML form).
 
-Loading and validation live in `runners.taskload`; these dataclasses are what the runner, the arms and the
+Loading and validation live in `tasks.load`; these dataclasses are what the runner, the arms and the
 reports share. Times are float seconds from the task's start.
 """
 

@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 
 from amnesia.durations import format_duration
-from runners.taskgen_vocab import CONSTRAINTS, FACTS, PREFERENCES, TEMPLATES, Subject, Templates
-from runners.taskload import GROUPS, task_set_hash
+from tasks.generate_vocab import CONSTRAINTS, FACTS, PREFERENCES, TEMPLATES, Subject, Templates
+from tasks.load import GROUPS, task_set_hash
 
 DAY = 86_400.0
 HOUR = 3_600.0
@@ -373,7 +373,7 @@ def write_generated(
         content_hash, files = task_set_hash(staging)
         manifest = {
             "format": 1,
-            "generator": "runners.taskgen",
+            "generator": "tasks.generate",
             **(meta or {}),
             "count": len(tasks),
             "content_hash": content_hash,

@@ -1,6 +1,7 @@
 """`amnesia-bench report | check | compare | rescore`: the reports side of the CLI (reads run folders only).
 
-Bad input (missing/corrupt run folder, malformed `--max` spec) is one line on stderr and exit code 2."""
+Bad input (missing/corrupt run folder, malformed `--max` spec) raises `ReportInputError`; `amnesia_bench.cli`
+turns it into one line on stderr and exit code 2."""
 
 from __future__ import annotations
 
@@ -9,14 +10,7 @@ from typing import Annotated
 
 import typer
 
-from reports.errors import ReportInputError
-
 DEFAULT_GATE_METRICS = ["stale_error_rate", "poison_error_rate"]
-
-
-def _fail_input(error: Exception) -> typer.Exit:
-    typer.echo(f"error: {error}", err=True)
-    return typer.Exit(code=2)
 
 
 def register(app: typer.Typer) -> None:
@@ -30,10 +24,7 @@ def register(app: typer.Typer) -> None:
         """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
         from reports.build import build_report
 
-        try:
-            target = build_report(runs, out=out, resamples=resamples, timeline_task=timeline_task)
-        except ReportInputError as error:
-            raise _fail_input(error) from None
+        target = build_report(runs, out=out, resamples=resamples, timeline_task=timeline_task)
         typer.echo(f"report written to {target}")
 
     @app.command("check")
@@ -48,17 +39,14 @@ def register(app: typer.Typer) -> None:
         """CI gate: exit 0 when every limit holds, 1 with one line per violation, 2 on bad input."""
         from reports.gate import check
 
-        try:
-            outcome = check(
-                run,
-                maxima=max_ or [],
-                minima=min_ or [],
-                baseline=baseline,
-                tolerance=tolerance,
-                metrics=metric or DEFAULT_GATE_METRICS,
-            )
-        except ReportInputError as error:
-            raise _fail_input(error) from None
+        outcome = check(
+            run,
+            maxima=max_ or [],
+            minima=min_ or [],
+            baseline=baseline,
+            tolerance=tolerance,
+            metrics=metric or DEFAULT_GATE_METRICS,
+        )
         for line in [*outcome.notes, *outcome.violations]:
             typer.echo(line)
         raise typer.Exit(code=1 if outcome.violations else 0)
@@ -73,10 +61,7 @@ def register(app: typer.Typer) -> None:
         """The same tables for two runs side by side, with paired differences (B - A) on shared tasks."""
         from reports.compare import compare_runs
 
-        try:
-            result = compare_runs(run_a, run_b, out=out, resamples=resamples)
-        except ReportInputError as error:
-            raise _fail_input(error) from None
+        result = compare_runs(run_a, run_b, out=out, resamples=resamples)
         typer.echo(result.markdown)
 
     @app.command("rescore")
@@ -87,10 +72,7 @@ def register(app: typer.Typer) -> None:
         """Re-classify every probe from its logged answer with current scoring; original logs stay as-is."""
         from reports.rescore import rescore_run
 
-        try:
-            result = rescore_run(run, out=out)
-        except ReportInputError as error:
-            raise _fail_input(error) from None
+        result = rescore_run(run, out=out)
         typer.echo(
             f"{result.changed} of {result.probes} probes changed classification; rescored run: {result.out}"
         )

@@ -1,0 +1,76 @@
+"""`amnesia-bench`: validate, generate, run, report, check, rescore, compare.
+
+Each command group lives in its own module and registers itself here, so the harness and the reports stay
+separate packages (reports read only run folders)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from amnesia.cli_runner import run_app
+from amnesia_bench import __version__, cli_run, cli_tasks
+from amnesia_bench import cli_reports as reports_cli
+from tasks.errors import HANDLED_ERRORS, HarnessError, exit_code, problems
+
+
+class HarnessGroup(TyperGroup):
+    """The one place where a handled error (`tasks.errors.HANDLED_ERRORS`: bad input, engine errors,
+    unreadable or unwritable paths, failed services) becomes `error: ...` lines on stderr and the exit code
+    `tasks.errors.exit_code` gives (2 bad input, 1 a failed service) — for every command."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except HANDLED_ERRORS as error:
+            for line in problems(error):
+                typer.echo(f"error: {line}", err=True)
+            if isinstance(error, HarnessError) and error.hint:
+                typer.echo(f"hint: {error.hint}", err=True)
+            raise typer.Exit(code=exit_code(error)) from None
+
+
+app = typer.Typer(
+    name="amnesia-bench",
+    cls=HarnessGroup,
+    help="Replay YAML task sets against memory policies (arms) on a simulated clock; report from the logs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"amnesia-bench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Replay YAML task sets against memory policies (arms) on a simulated clock; report from the logs."""
+
+
+cli_tasks.register(app)
+cli_run.register(app)
+reports_cli.register(app)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code: usage errors and every handled error become `error: ...` lines
+    on stderr (see `HarnessGroup`), never a traceback or a usage panel."""
+    return run_app(app, argv, ())
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,398 @@
+"""Session logs: the typed record schema, its writer and its reader — the one definition of the log format.
+
+A run folder holds one JSONL file per (arm, task) pair, one record per event, appended and flushed per record
+so that a crash loses at most the record in flight. A pair is finished iff its last record is `task_end`.
+
+Every record carries the envelope `v` (format version), `seq` (0, 1, 2... within the file), `type`, `arm`,
+`task_id`, `sim_time` (simulated seconds from the task start), then the fields of its record class below in
+declaration order, then `wall_time`. Wall-clock values live only under `wall*` keys so a determinism diff
+can drop them. The writer (`LogWriter`) takes the record classes; the reader (`read_log`) checks every line
+against the same classes, so the two cannot drift. `docs/ARCHITECTURE.md` carries `schema_markdown()`'s
+table (a test checks it).
+
+Versions: format 1 is the only format written so far; `READABLE_VERSIONS` lists what the reader accepts.
+A field a version-1 log may lack is declared with a default, and the reader fills it in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from amnesia.clock import Clock
+from tasks.errors import ReportInputError
+
+LOG_FORMAT_VERSION = 1
+READABLE_VERSIONS = (1,)
+MANIFEST_FORMAT = 1
+ENVELOPE_FIELDS = ("v", "seq", "type", "arm", "task_id", "sim_time")
+_OMITTED = (
+    object()
+)  # an optional field whose value is the default is left out of the line (see `omit_default`)
+
+
+def omit_default(default: Any = None) -> Any:
+    """A field that is written only when it differs from `default` (e.g. `purpose` on arm-internal calls)."""
+    return dataclasses.field(default=default, metadata={"omit_default": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """Base of the record classes; `TYPE` is the value of the line's `type` key."""
+
+    TYPE: ClassVar[str] = ""
+    DOC: ClassVar[str] = ""  # one line for the schema table
+
+    def fields(self) -> dict[str, Any]:
+        """The record's own fields in declaration order (optional fields at their default left out)."""
+        values: dict[str, Any] = {}
+        for name, default, omit in _layout(type(self)):
+            value = getattr(self, name)
+            if omit and value == default:
+                continue
+            values[name] = value
+        return values
+
+
+_LAYOUTS: dict[type, tuple[tuple[str, Any, bool], ...]] = {}
+
+
+def _layout(cls: type) -> tuple[tuple[str, Any, bool], ...]:
+    """(name, default, omit-when-default) per field, computed once per class (the writer is a hot path)."""
+    layout = _LAYOUTS.get(cls)
+    if layout is None:
+        layout = tuple(
+            (f.name, f.default, bool(f.metadata.get("omit_default"))) for f in dataclasses.fields(cls)
+        )
+        _LAYOUTS[cls] = layout
+    return layout
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskStart(Record):
+    TYPE: ClassVar[str] = "task_start"
+    DOC: ClassVar[str] = "first record of a pair"
+    task: dict[str, Any]  # the full task as a dict (id, group, category, sessions, specs; ttls in seconds)
+    arm_config: dict[str, Any] = dataclasses.field(default_factory=dict)  # the arm's describe()
+    seed: int | None = None  # the pair seed (derived from the run seed, arm and task)
+    budget_tokens: int | None = None  # hard cap on the memory block's tokens
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)  # the model's describe()
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionStart(Record):
+    TYPE: ClassVar[str] = "session_start"
+    DOC: ClassVar[str] = "a session begins (the clock has moved to `at`)"
+    session_index: int  # 0-based position in the task
+    session_id: str  # e.g. "s2"
+    agent: str  # "main" or "sub"
+    at: float  # simulated seconds from the task start
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnRecord(Record):
+    TYPE: ClassVar[str] = "turn"
+    DOC: ClassVar[str] = "a user turn"
+    session_index: int
+    turn_index: int
+    user: str  # the user's text, verbatim
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryWrite(Record):
+    TYPE: ClassVar[str] = "memory_write"
+    DOC: ClassVar[str] = "an arm stored a memory (null where the arm has no such notion)"
+    item_id: str
+    content: str
+    kind: str | None = None
+    ttl: float | None = None  # seconds; null = no expiry
+    pinned: bool | None = None
+    scope: str | None = None  # workspace | session
+    owner_id: str | None = None  # the session that owns a session-scoped memory
+    key: str | None = None  # the subject, for arms that track supersession
+    source: str | None = None  # user | tool | auto
+    curve: str | None = None  # decay curve (amnesia arms)
+    strength: float | None = None
+    tokens: int | None = None
+    expires_at: float | None = None  # simulated seconds
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryTouch(Record):
+    TYPE: ClassVar[str] = "memory_touch"
+    DOC: ClassVar[str] = "a memory was renewed or read"
+    item_id: str
+    strength: float | None = None  # the new base strength
+    reason: str  # inject | recall | answer
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryForget(Record):
+    TYPE: ClassVar[str] = "memory_forget"
+    DOC: ClassVar[str] = "a memory was deleted; only its hash is kept"
+    item_id: str
+    reason: str  # expired | stale | evicted | manual | budget | agent-disposed | superseded
+    content_hash: str | None = None  # sha256 of the content
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryRefused(Record):
+    TYPE: ClassVar[str] = "memory_refused"
+    DOC: ClassVar[str] = "a write was refused (secret, quarantine...); no content is logged"
+    reason: str
+    rule: str | None = None  # the detector or rule that fired
+
+
+@dataclass(frozen=True, kw_only=True)
+class InjectionRecord(Record):
+    TYPE: ClassVar[str] = "injection"
+    DOC: ClassVar[str] = "the memory block placed in the prompt for a turn"
+    session_index: int
+    turn_index: int
+    block: str  # the exact text the model sees
+    tokens: int
+    budget_tokens: int | None = None
+    items: list[dict[str, Any]]  # [{id, tokens}] in block order
+    details: dict[str, Any] | None = None  # arm-specific explanation (ranks, decisions)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelCall(Record):
+    TYPE: ClassVar[str] = "model_call"
+    DOC: ClassVar[str] = "one model call with the verbatim messages; arm-internal calls have null indices"
+    session_index: int | None
+    turn_index: int | None
+    call_index: int | None
+    purpose: str | None = omit_default()  # arm-internal calls only, e.g. "claims:extract"
+    messages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    response: str = ""
+    prompt_tokens: int
+    completion_tokens: int
+    model: str | None = None
+    cached: bool = False
+    tool_calls: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    wall_ms: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall(Record):
+    TYPE: ClassVar[str] = "tool_call"
+    DOC: ClassVar[str] = "a tool call the model made in agent-managed mode, with the result given back"
+    session_index: int
+    turn_index: int
+    call_index: int  # the model call that asked for it
+    round_index: int
+    tool_call_id: str
+    name: str
+    arguments: str  # JSON text
+    result: str  # JSON text
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeRecord(Record):
+    TYPE: ClassVar[str] = "probe"
+    DOC: ClassVar[str] = "a scored question"
+    session_index: int
+    turn_index: int
+    expect: list[str]
+    stale: list[str]
+    poison: list[str]
+    abstain: bool
+    answer: str
+    classification: str  # correct | stale | poisoned | abstained | wrong
+    matched: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # values found, per list
+    fact_changed_at: float | None = None  # sim time the expected fact was last written
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionEnd(Record):
+    TYPE: ClassVar[str] = "session_end"
+    DOC: ClassVar[str] = "a session ended (sub-agent scratch is disposed here)"
+    session_index: int
+    session_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskEnd(Record):
+    TYPE: ClassVar[str] = "task_end"
+    DOC: ClassVar[str] = "last record: the pair is finished"
+    probes: int
+    model_calls: int
+    wall_seconds: float | None = None
+
+
+RECORD_TYPES: dict[str, type[Record]] = {
+    cls.TYPE: cls
+    for cls in (
+        TaskStart,
+        SessionStart,
+        TurnRecord,
+        MemoryWrite,
+        MemoryTouch,
+        MemoryForget,
+        MemoryRefused,
+        InjectionRecord,
+        ModelCall,
+        ToolCall,
+        ProbeRecord,
+        SessionEnd,
+        TaskEnd,
+    )
+}
+MEMORY_TYPES = (MemoryWrite.TYPE, MemoryTouch.TYPE, MemoryForget.TYPE, MemoryRefused.TYPE)
+
+
+def required_fields(record_type: str) -> tuple[str, ...]:
+    """The fields a line of this type must carry (those without a default)."""
+    cls = RECORD_TYPES[record_type]
+    return tuple(f.name for f in dataclasses.fields(cls) if not _has_default(f))
+
+
+def log_filename(task_id: str) -> str:
+    """The log file name of a task (ids may contain "/", file names may not)."""
+    return task_id.replace("/", "__") + ".jsonl"
+
+
+class LogWriter:
+    """Appends records for one (arm, task) pair. Opening truncates: a pair is always logged from scratch."""
+
+    def __init__(self, path: Path, *, arm: str, task_id: str, clock: Clock) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._arm = arm
+        self._task_id = task_id
+        self._clock = clock
+        self._seq = 0
+        self._file = path.open("w", encoding="utf-8")
+
+    def write(self, record: Record) -> None:
+        """Append one record (envelope + fields + wall_time) and flush it to the file."""
+        line = {
+            "v": LOG_FORMAT_VERSION,
+            "seq": self._seq,
+            "type": record.TYPE,
+            "arm": self._arm,
+            "task_id": self._task_id,
+            "sim_time": self._clock.now(),
+            **record.fields(),
+            "wall_time": time.time(),
+        }
+        self._file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._file.flush()
+        self._seq += 1
+
+    def close(self) -> None:
+        """Close the file (the pair is finished only if `task_end` was written)."""
+        self._file.close()
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def is_finished(path: Path) -> bool:
+    """A pair is finished iff its log's last record is `task_end`."""
+    if not path.exists():
+        return False
+    with path.open("rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - 65536))
+        lines = handle.read().splitlines()
+    if not lines:
+        return False
+    try:
+        return json.loads(lines[-1]).get("type") == TaskEnd.TYPE
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """The records of one finished pair, each checked against the schema; raises `ReportInputError` naming
+    `file:line` and the field on the first bad line. Optional fields a line lacks are filled with defaults."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ReportInputError(f"{path}: invalid UTF-8: {error}") from None
+    if not text:
+        raise ReportInputError(f"{path}: empty log")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    else:
+        raise ReportInputError(f"{path}:{len(lines)}: truncated record (no newline at end of file)")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ReportInputError(f"{path}:{number}: corrupt record: {error.msg}") from None
+        if not isinstance(record, dict):
+            raise ReportInputError(f"{path}:{number}: record is not a JSON object")
+        records.append(_checked(record, path, number))
+    if records[0]["type"] != TaskStart.TYPE:
+        raise ReportInputError(f"{path}:1: type: first record must be task_start, got {records[0]['type']!r}")
+    if records[-1]["type"] != TaskEnd.TYPE:
+        raise ReportInputError(f"{path}:{len(records)}: unfinished pair: last record is not task_end")
+    return records
+
+
+def _checked(record: dict[str, Any], path: Path, number: int) -> dict[str, Any]:
+    kind = record.get("type")
+    cls = RECORD_TYPES.get(kind) if isinstance(kind, str) else None
+    for name in (*ENVELOPE_FIELDS, *(required_fields(kind) if cls else ())):
+        if name not in record:
+            raise ReportInputError(f"{path}:{number}: {name}: missing in {kind or 'record'} record")
+    if record["v"] not in READABLE_VERSIONS:
+        raise ReportInputError(f"{path}:{number}: v: unknown log format {record['v']!r}")
+    if record["seq"] != number - 1:
+        raise ReportInputError(f"{path}:{number}: seq: expected {number - 1}, got {record['seq']!r}")
+    if cls is not None:
+        for field in dataclasses.fields(cls):
+            if field.name not in record and not field.metadata.get("omit_default"):
+                default = field.default
+                record[field.name] = (
+                    default if default is not dataclasses.MISSING else field.default_factory()
+                )  # type: ignore[misc]
+    return record
+
+
+def _has_default(field: dataclasses.Field[Any]) -> bool:
+    return field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
+
+
+def _default_of(field: dataclasses.Field[Any]) -> Any:
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    return field.default_factory()  # type: ignore[misc]
+
+
+def parse_record(record: dict[str, Any]) -> Record:
+    """The typed record for a line read by `read_log` (envelope keys dropped)."""
+    cls = RECORD_TYPES[record["type"]]
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in record.items() if k in names})
+
+
+def schema_markdown() -> str:
+    """The record table of docs/ARCHITECTURE.md, generated from the classes above."""
+    rows = ["| type | fields | what |", "|---|---|---|"]
+    for cls in RECORD_TYPES.values():
+        names = []
+        for field in dataclasses.fields(cls):
+            optional = (
+                field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
+            )
+            names.append(f"`{field.name}`" + ("?" if optional else ""))
+        rows.append(f"| `{cls.TYPE}` | {', '.join(names)} | {cls.DOC} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(schema_markdown())
