@@ -375,5 +375,9 @@ def dispatch(
     include_workspace: bool = True,
 ) -> str:
     """Run one tool call; returns the compact JSON text to put in the tool message for the model."""
-    result = call_tool(engine, name, arguments, owner_id=owner_id, include_workspace=include_workspace)
+    return to_json(call_tool(engine, name, arguments, owner_id=owner_id, include_workspace=include_workspace))
+
+
+def to_json(result: Mapping[str, Any]) -> str:
+    """A tool result (or error object) as the compact JSON text a model reads."""
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
