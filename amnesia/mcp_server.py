@@ -18,6 +18,7 @@ in the config, a task in the server's event loop sweeps the store every `sweep_i
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -36,7 +37,7 @@ from mcp.shared.exceptions import MCPError
 from amnesia.clock import Clock, FileClock, SystemClock
 from amnesia.config import Config
 from amnesia.engine import Amnesia
-from amnesia.errors import AmnesiaError, InvalidInput
+from amnesia.errors import AmnesiaError, InvalidInput, one_line
 from amnesia.host import inject
 from amnesia.stores import InMemoryStore, SQLiteStore
 from amnesia.tools import AUDIT_LIMIT_MAX, TOOLS, call_tool, to_json
@@ -54,6 +55,30 @@ INSTRUCTIONS = (
     "Memory with a shelf life. Remember only what the user asks you to, always with a ttl that matches how "
     "long it stays true; when a remembered fact changes, forget the old one (or reuse its key). Unused "
     "memories fade and are deleted; recall renews what it finds. Never store secrets."
+)
+_RESOURCES = (  # uri, name, title, description, MIME type
+    (
+        BLOCK_URI,
+        "memory-block",
+        "Amnesia memory block",
+        "The memories to inject into the prompt now, within the token budget. Reading it is an injection: "
+        "what it holds is renewed per renew_on_inject.",
+        "text/plain",
+    ),
+    (
+        STATUS_URI,
+        "memory-status",
+        "Amnesia status",
+        "Counts per status, tokens, next expiry, the last forgets and injection.",
+        "application/json",
+    ),
+    (
+        AUDIT_URI,
+        "memory-audit",
+        "Amnesia audit trail",
+        "The most recent forgets: id, kind, reason, time, keyed content hash.",
+        "application/json",
+    ),
 )
 _INJECTION_ARGUMENTS = (
     types.PromptArgument(
@@ -78,10 +103,6 @@ def _package_version() -> str:
         return "0+unknown"
 
 
-def _first_line(error: BaseException) -> str:
-    return str(error).splitlines()[0] if str(error) else type(error).__name__
-
-
 def _invalid(message: str) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=message)
 
@@ -91,7 +112,7 @@ def _single_values(values: Mapping[str, list[str]], allowed: tuple[str, ...], or
     single: dict[str, str] = {}
     for name, given in values.items():
         if name not in allowed:
-            raise _invalid(f"{origin}: unknown argument {name!r} (allowed: {', '.join(allowed)})")
+            raise _invalid(f"{origin}: unknown argument {name!r} (allowed: {', '.join(allowed) or 'none'})")
         if len(given) != 1:
             raise _invalid(f"{origin}: argument {name!r} given {len(given)} times")
         single[name] = given[0]
@@ -99,11 +120,12 @@ def _single_values(values: Mapping[str, list[str]], allowed: tuple[str, ...], or
 
 
 def _whole_number(text: str, field: str, *, minimum: int, maximum: int | None = None) -> int:
-    stripped = text.strip()
-    if not stripped.isdigit() or int(stripped) < minimum or (maximum is not None and int(stripped) > maximum):
+    digits = text.strip()
+    number = int(digits) if re.fullmatch(r"[0-9]{1,9}", digits) else None
+    if number is None or number < minimum or (maximum is not None and number > maximum):
         bounds = f"{minimum}..{maximum}" if maximum is not None else f">= {minimum}"
         raise _invalid(f"{field}: expected a whole number {bounds}, got {text[:40]!r}")
-    return int(stripped)
+    return number
 
 
 class MemoryServer:
@@ -154,28 +176,8 @@ class MemoryServer:
     async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
         return types.ListResourcesResult(
             resources=[
-                types.Resource(
-                    uri=BLOCK_URI,
-                    name="memory-block",
-                    title="Amnesia memory block",
-                    description="The memories to inject into the prompt now, within the token budget. "
-                    "Reading it is an injection: what it holds is renewed per renew_on_inject.",
-                    mime_type="text/plain",
-                ),
-                types.Resource(
-                    uri=STATUS_URI,
-                    name="memory-status",
-                    title="Amnesia status",
-                    description="Counts per status, tokens, next expiry, the last forgets and injection.",
-                    mime_type="application/json",
-                ),
-                types.Resource(
-                    uri=AUDIT_URI,
-                    name="memory-audit",
-                    title="Amnesia audit trail",
-                    description="The most recent forgets: id, kind, reason, time, keyed content hash.",
-                    mime_type="application/json",
-                ),
+                types.Resource(uri=uri, name=name, title=title, description=description, mime_type=mime_type)
+                for uri, name, title, description, mime_type in _RESOURCES
             ]
         )
 
@@ -279,7 +281,7 @@ class MemoryServer:
             try:
                 result = self.engine.sweep()
             except (AmnesiaError, ValueError, OSError) as error:
-                self.log(f"sweep failed: {_first_line(error)}")
+                self.log(f"sweep failed: {one_line(error)}")
                 continue
             if result.forgotten:
                 reasons = ", ".join(f"{reason} {count}" for reason, count in result.by_reason.items())
@@ -324,7 +326,7 @@ def _engine_errors() -> Iterator[None]:
         yield
     except (AmnesiaError, ValueError) as error:
         code = types.INVALID_PARAMS if isinstance(error, ValueError) else types.INTERNAL_ERROR
-        raise MCPError(code=code, message=_first_line(error)) from None
+        raise MCPError(code=code, message=one_line(error)) from None
 
 
 def open_engine(db: Path | None, config_file: Path | None, *, in_memory: bool, clock: Clock) -> Amnesia:

@@ -188,8 +188,12 @@ def test_bad_arguments_are_tool_errors_with_the_dispatchers_one_line_message(tmp
                 assert content.text == call_tool(reference, name, arguments)["error"]
             with pytest.raises(MCPError, match=r"^budget_tokens: expected a whole number >= 0, got '-1'$"):
                 await session.read_resource("amnesia://memory/block?budget_tokens=-1")
+            with pytest.raises(MCPError, match="budget_tokens: expected a whole number >= 0, got '²'"):
+                await session.read_resource("amnesia://memory/block?budget_tokens=%C2%B2")
             with pytest.raises(MCPError, match="unknown argument 'colour'"):
                 await session.read_resource("amnesia://memory/block?colour=blue")
+            with pytest.raises(MCPError, match=r"unknown argument 'limit' \(allowed: none\)$"):
+                await session.read_resource("amnesia://status?limit=3")
             with pytest.raises(MCPError, match=r"^unknown resource 'amnesia://elsewhere'"):
                 await session.read_resource("amnesia://elsewhere")
             with pytest.raises(MCPError, match=r"^unknown prompt 'other'"):
