@@ -346,7 +346,7 @@ def mcp(
         typer.Option(help="Read the time (Unix seconds) from this file at every use: for tests and replays."),
     ] = None,
 ) -> None:
-    """Serve this store over MCP (tools, memory-block resource and prompt); needs the [mcp] extra."""
+    """Serve this store over MCP (tools, memory-block resource and prompt); needs the optional mcp extra."""
     state = _state(ctx)
     try:
         from amnesia.mcp_server import serve

@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 from mcp import types
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -90,6 +91,7 @@ _INJECTION_ARGUMENTS = (
 )
 
 Log = Callable[[str], None]
+Context = ServerRequestContext[Any]  # the SDK's per-request context (unused: one store, no per-client state)
 
 
 def _stderr(line: str) -> None:
@@ -148,7 +150,9 @@ class MemoryServer:
         )
 
     # ------------------------------------------------------------------ tools
-    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+    async def _list_tools(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(
             tools=[
                 types.Tool(
@@ -160,7 +164,7 @@ class MemoryServer:
             ]
         )
 
-    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         result = call_tool(self.engine, params.name, params.arguments)
         if "error" in result:  # the dispatcher's refusal: a one-line message, often naming the field
             return types.CallToolResult(
@@ -173,7 +177,9 @@ class MemoryServer:
         )
 
     # ------------------------------------------------------------------ resources
-    async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+    async def _list_resources(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         return types.ListResourcesResult(
             resources=[
                 types.Resource(uri=uri, name=name, title=title, description=description, mime_type=mime_type)
@@ -181,7 +187,9 @@ class MemoryServer:
             ]
         )
 
-    async def _list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+    async def _list_resource_templates(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(
             resource_templates=[
                 types.ResourceTemplate(
@@ -200,7 +208,7 @@ class MemoryServer:
         )
 
     async def _read_resource(
-        self, ctx: Any, params: types.ReadResourceRequestParams
+        self, ctx: Context, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
         parts = urlsplit(uri)
@@ -232,7 +240,9 @@ class MemoryServer:
         )
 
     # ------------------------------------------------------------------ prompt
-    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+    async def _list_prompts(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
@@ -244,7 +254,7 @@ class MemoryServer:
             ]
         )
 
-    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def _get_prompt(self, ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name != PROMPT_NAME:
             raise _invalid(f"unknown prompt {params.name!r}; prompts: {PROMPT_NAME}")
         given = {name: [value] for name, value in (params.arguments or {}).items()}
