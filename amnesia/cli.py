@@ -328,6 +328,44 @@ def plugs(
     state.emit({"items": views}, [_plug_line(state, v) for v in views] or ["no live memories"])
 
 
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+    ] = False,
+    port: Annotated[
+        int | None,
+        typer.Option(min=0, max=65535, help="HTTP port (default 8765; 0: any free port, logged on stderr)."),
+    ] = None,
+    in_memory: Annotated[
+        bool, typer.Option("--in-memory", help="Keep the store in memory (gone when the server stops).")
+    ] = False,
+    clock_file: Annotated[
+        Path | None,
+        typer.Option(help="Read the time (Unix seconds) from this file at every use: for tests and replays."),
+    ] = None,
+) -> None:
+    """Serve this store over MCP (tools, memory-block resource and prompt); needs the optional mcp extra."""
+    state = _state(ctx)
+    try:
+        from amnesia.mcp_server import serve
+    except ModuleNotFoundError as missing:
+        if missing.name is None or missing.name.split(".")[0] not in {"mcp", "mcp_types"}:
+            raise
+        raise InvalidInput(
+            "mcp: the MCP SDK is not installed; run: pip install 'dsh-memory-forget[mcp]'"
+        ) from None
+    serve(
+        db=state.db,
+        config_file=state.config_file,
+        in_memory=in_memory,
+        http=http,
+        port=port,
+        clock_file=clock_file,
+    )
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (errors become one stderr line and code 2)."""
     return run_app(app, argv, (AmnesiaError, ValueError, OSError, sqlite3.Error))

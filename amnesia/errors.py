@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 
+def one_line(error: BaseException) -> str:
+    """The first line of an error's message (its type name when it has none): what a user or model sees."""
+    text = str(error)
+    return text.splitlines()[0] if text.strip() else type(error).__name__
+
+
 class AmnesiaError(Exception):
     """Base class of every error the engine raises on purpose."""
 

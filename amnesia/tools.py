@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from amnesia.errors import AmnesiaError
+from amnesia.errors import AmnesiaError, one_line
 
 if TYPE_CHECKING:
     from amnesia.engine import Amnesia
@@ -241,7 +241,9 @@ def validate_arguments(name: str, arguments: str | Mapping[str, Any] | None) -> 
     for field in arguments:
         if field not in properties:
             allowed = ", ".join(properties) or "none"
-            raise ToolError(f"{field}: unknown field for {name} (allowed: {allowed})", str(field))
+            text = str(field)
+            shown = text if text.isprintable() else json.dumps(text)[:40]  # keep the message on one line
+            raise ToolError(f"{shown}: unknown field for {name} (allowed: {allowed})", text)
     for field in schema["required"]:
         if field not in arguments:
             raise ToolError(f"{field}: required by {name}", field)
@@ -363,7 +365,7 @@ def call_tool(
         return exc.to_dict()
     except (AmnesiaError, ValueError) as exc:
         # Engine refusals (capacity, secrets, not found, bad durations) are one-line messages by contract.
-        return {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+        return {"error": one_line(exc)}
 
 
 def dispatch(
@@ -375,5 +377,9 @@ def dispatch(
     include_workspace: bool = True,
 ) -> str:
     """Run one tool call; returns the compact JSON text to put in the tool message for the model."""
-    result = call_tool(engine, name, arguments, owner_id=owner_id, include_workspace=include_workspace)
+    return to_json(call_tool(engine, name, arguments, owner_id=owner_id, include_workspace=include_workspace))
+
+
+def to_json(result: Mapping[str, Any]) -> str:
+    """A tool result (or error object) as the compact JSON text a model reads."""
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))

@@ -6,7 +6,7 @@ import itertools
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
@@ -118,6 +118,7 @@ field_names = st.sampled_from(
     name=st.sampled_from([*sorted(EXPECTED_TOOLS), "amnesia_nope"]),
     arguments=st.dictionaries(field_names, json_values, max_size=4) | json_values,
 )
+@example(name="amnesia_audit", arguments={"\n": None})  # a field name that would break the line
 def test_dispatch_never_raises_and_always_answers_a_json_object(name, arguments) -> None:
     engine, _ = make_engine()
     result = call(engine, name, arguments)

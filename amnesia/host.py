@@ -1,0 +1,160 @@
+"""The host loop for Python agent code: the seed 000 lifecycle (§5.1, §6.4, §6.5, §6.10) as a context manager.
+
+```python
+with AgentSession(engine) as agent:                  # the main agent: plugged onto the memory bus
+    with agent.subagent("s1") as sub:                # a sub-agent: its own session, disposed on exit
+        block = sub.before_step(query=user_text)     # the memory block for this model step's system prompt
+        answer = ...                                 # call the model; route its tool calls to sub.call_tool
+        sub.after_step(answer)                       # report_answer: renewal per renew_on_inject
+    agent.end_turn()                                 # the turn-end sweep
+```
+
+Leaving an agent's `with` block (also on an exception) is the seed's `agent/disposed`: its sub-agents that are
+still open are disposed first, then the agent's own session memories are unplugged (`end_agent`, audited
+`agent-disposed`) unless promoted. The main agent outside any session (owner_id=None) owns no session
+memories, so its exit forgets nothing. The host drives the clock: the engine's own clock decides expiry.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from amnesia.engine import Amnesia
+from amnesia.errors import InvalidInput
+from amnesia.tools import TOOLS, dispatch
+from amnesia.views import ForgetSummary, Injection, SweepResult
+
+
+def inject(
+    engine: Amnesia,
+    budget_tokens: int | None = None,
+    *,
+    query: str | None = None,
+    owner_id: str | None = None,
+    include_workspace: bool = True,
+) -> Injection:
+    """`engine.select_for_injection`, given `query` only when the engine's selection accepts one.
+
+    Today's selection takes no query: the block holds the strongest visible memories whatever the question,
+    so the query is accepted and ignored here (no imitation of relevance ranking). An engine whose
+    `select_for_injection` has a `query` parameter receives it unchanged.
+    """
+    options: dict[str, Any] = {"owner_id": owner_id, "include_workspace": include_workspace}
+    if query is not None and "query" in inspect.signature(engine.select_for_injection).parameters:
+        options["query"] = query
+    return engine.select_for_injection(budget_tokens, **options)
+
+
+class AgentSession:
+    """One agent's life on the memory bus: inject before each model step, report the answer after it, sweep
+    at turn end, dispose its session memories (and its open sub-agents) when it ends.
+
+    `owner_id` is the agent's session id (None: the main agent outside any session); `include_workspace`
+    False makes it a sub-agent, which sees and writes only its own session memories (seed §6.10).
+    `budget_tokens` is the default injection budget (None: the engine's `max_injected_tokens`).
+    """
+
+    tools = TOOLS  # the seven amnesia_* tool definitions to pass as `tools=` to a chat-completions call
+
+    def __init__(
+        self,
+        engine: Amnesia,
+        owner_id: str | None = None,
+        *,
+        include_workspace: bool = True,
+        budget_tokens: int | None = None,
+    ) -> None:
+        if owner_id is not None and (not isinstance(owner_id, str) or not owner_id.strip()):
+            raise InvalidInput(f"owner_id: expected a non-empty string or None, got {owner_id!r}")
+        if not include_workspace and owner_id is None:
+            raise InvalidInput("owner_id: a sub-agent needs its own session id")
+        self.engine = engine
+        self.owner_id = owner_id
+        self.include_workspace = include_workspace
+        self.budget_tokens = budget_tokens
+        self.ended = False
+        self._subagents: dict[str, AgentSession] = {}
+        self._injection: Injection | None = None
+        self._question: str | None = None
+
+    def __enter__(self) -> AgentSession:
+        self._check_open("enter")
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.end()
+
+    @property
+    def is_subagent(self) -> bool:
+        """True for a sub-agent: it sees only its own session memories."""
+        return not self.include_workspace
+
+    def subagent(self, owner_id: str, *, budget_tokens: int | None = None) -> AgentSession:
+        """A sub-agent with its own session `owner_id`; disposed when its `with` block or this agent ends."""
+        self._check_open("subagent")
+        running = self._subagents.get(owner_id)
+        if owner_id == self.owner_id or (running is not None and not running.ended):
+            raise InvalidInput(f"owner_id: {owner_id!r} is already in use by this agent or a sub-agent")
+        child = AgentSession(
+            self.engine,
+            owner_id,
+            include_workspace=False,
+            budget_tokens=self.budget_tokens if budget_tokens is None else budget_tokens,
+        )
+        self._subagents[owner_id] = child
+        return child
+
+    def before_step(self, query: str | None = None, *, budget_tokens: int | None = None) -> str:
+        """The memory block for the next model step ("" when nothing is to be injected); what it injects is
+        renewed per `renew_on_inject`. `query` (the user's text) goes to the engine only if its selection
+        takes one (see `inject`); `after_step` also uses it as the question that renewal must not count."""
+        self._check_open("before_step")
+        budget = self.budget_tokens if budget_tokens is None else budget_tokens
+        self._injection = inject(
+            self.engine,
+            budget,
+            query=query,
+            owner_id=self.owner_id,
+            include_workspace=self.include_workspace,
+        )
+        self._question = query
+        return self._injection.block
+
+    def after_step(self, answer_text: str) -> list[str]:
+        """Report the model's answer to the last `before_step` (`report_answer`): with renew_on_inject="used"
+        the injected memories the answer drew on are renewed. Returns the renewed ids."""
+        self._check_open("after_step")
+        if self._injection is None:
+            raise InvalidInput("after_step: no before_step to report on (call before_step first)")
+        injection, self._injection = self._injection, None
+        return self.engine.report_answer(injection, answer_text, question=self._question)
+
+    def call_tool(self, name: str, arguments: str | dict[str, Any] | None = None) -> str:
+        """Run one amnesia_* tool call for this agent (its scope, never one the model picks); the JSON text
+        for the tool message. Bad calls come back as an `{"error": ...}` object, never an exception."""
+        self._check_open("call_tool")
+        return dispatch(
+            self.engine, name, arguments, owner_id=self.owner_id, include_workspace=self.include_workspace
+        )
+
+    def end_turn(self) -> SweepResult:
+        """The turn-end sweep (seed §6.5): forget what is due, settle stale marks, prune old audit entries."""
+        self._check_open("end_turn")
+        return self.engine.sweep()
+
+    def end(self) -> ForgetSummary | None:
+        """The agent ended: dispose its open sub-agents, then unplug its own session memories. Returns the
+        summary of its own disposal (None for an agent without a session). Ending twice does nothing."""
+        if self.ended:
+            return None
+        for child in self._subagents.values():
+            child.end()
+        summary = self.engine.end_agent(self.owner_id) if self.owner_id is not None else None
+        self.ended = True  # only now: if the store failed, ending again retries what is left
+        return summary
+
+    def _check_open(self, action: str) -> None:
+        if self.ended:
+            who = f"agent {self.owner_id!r}" if self.owner_id is not None else "the main agent"
+            raise InvalidInput(f"{action}: {who} has ended")

@@ -1,0 +1,381 @@
+"""`dsh-memory-forget mcp`: one store served over the Model Context Protocol (the official `mcp` SDK, 2.x).
+
+Imported only by the `mcp` subcommand: the core install does not need the SDK (`pip install
+'dsh-memory-forget[mcp]'`). One process serves one store to whoever connects, as the main agent
+(workspace memories). It offers:
+
+- tools: the seven `amnesia_*` tools of `amnesia.tools`, same names, descriptions and JSON schemas; a refused
+  call comes back as a tool error (`isError`) whose text is the dispatcher's one-line message;
+- resources: `amnesia://memory/block` (the injection block; template `amnesia://memory/block{?budget_tokens,
+  query}`), `amnesia://status` and `amnesia://audit` (template `amnesia://audit{?limit}`), as JSON;
+- a prompt `amnesia_memory` (arguments `budget_tokens`, `query`) whose one user message is the block.
+
+Reading the block (resource or prompt) is an injection: the host puts it in the model's context, so what it
+holds is renewed per `renew_on_inject`; the `amnesia_preview` tool is the dry run. With `sweep_interval` > 0
+in the config, a task in the server's event loop sweeps the store every `sweep_interval` seconds of wall time
+(the sweep itself reads the server's clock); with 0 there is no timer and expiry happens on reads.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+from mcp import types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from amnesia.clock import Clock, FileClock, SystemClock
+from amnesia.config import Config
+from amnesia.engine import Amnesia
+from amnesia.errors import AmnesiaError, InvalidInput, one_line
+from amnesia.host import inject
+from amnesia.stores import InMemoryStore, SQLiteStore
+from amnesia.tools import AUDIT_LIMIT_MAX, TOOLS, call_tool, to_json
+
+SERVER_NAME = "dsh-memory-forget"
+LOOPBACK = "127.0.0.1"
+HTTP_PATH = "/mcp"
+DEFAULT_HTTP_PORT = 8765
+BLOCK_URI = "amnesia://memory/block"
+STATUS_URI = "amnesia://status"
+AUDIT_URI = "amnesia://audit"
+PROMPT_NAME = "amnesia_memory"
+AUDIT_DEFAULT_LIMIT = 10
+INSTRUCTIONS = (
+    "Memory with a shelf life. Remember only what the user asks you to, always with a ttl that matches how "
+    "long it stays true; when a remembered fact changes, forget the old one (or reuse its key). Unused "
+    "memories fade and are deleted; recall renews what it finds. Never store secrets."
+)
+_RESOURCES = (  # uri, name, title, description, MIME type
+    (
+        BLOCK_URI,
+        "memory-block",
+        "Amnesia memory block",
+        "The memories to inject into the prompt now, within the token budget. Reading it is an injection: "
+        "what it holds is renewed per renew_on_inject.",
+        "text/plain",
+    ),
+    (
+        STATUS_URI,
+        "memory-status",
+        "Amnesia status",
+        "Counts per status, tokens, next expiry, the last forgets and injection.",
+        "application/json",
+    ),
+    (
+        AUDIT_URI,
+        "memory-audit",
+        "Amnesia audit trail",
+        "The most recent forgets: id, kind, reason, time, keyed content hash.",
+        "application/json",
+    ),
+)
+_INJECTION_ARGUMENTS = (
+    types.PromptArgument(
+        name="budget_tokens", description="Token budget of the block (default: the configured one)."
+    ),
+    types.PromptArgument(
+        name="query", description="The user's text (ignored until the engine ranks the block by query)."
+    ),
+)
+
+Log = Callable[[str], None]
+Context = ServerRequestContext[Any]  # the SDK's per-request context (unused: one store, no per-client state)
+
+
+def _stderr(line: str) -> None:
+    print(f"{SERVER_NAME} mcp: {line}", file=sys.stderr, flush=True)
+
+
+def _package_version() -> str:
+    try:
+        return version(SERVER_NAME)
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+def _invalid(message: str) -> MCPError:
+    return MCPError(code=types.INVALID_PARAMS, message=message)
+
+
+def _single_values(values: Mapping[str, list[str]], allowed: tuple[str, ...], origin: str) -> dict[str, str]:
+    """Query or prompt arguments as one string each; unknown or repeated names are refused."""
+    single: dict[str, str] = {}
+    for name, given in values.items():
+        if name not in allowed:
+            raise _invalid(f"{origin}: unknown argument {name!r} (allowed: {', '.join(allowed) or 'none'})")
+        if len(given) != 1:
+            raise _invalid(f"{origin}: argument {name!r} given {len(given)} times")
+        single[name] = given[0]
+    return single
+
+
+def _whole_number(text: str, field: str, *, minimum: int, maximum: int | None = None) -> int:
+    digits = text.strip()
+    number = int(digits) if re.fullmatch(r"[0-9]{1,9}", digits) else None
+    if number is None or number < minimum or (maximum is not None and number > maximum):
+        bounds = f"{minimum}..{maximum}" if maximum is not None else f">= {minimum}"
+        raise _invalid(f"{field}: expected a whole number {bounds}, got {text[:40]!r}")
+    return number
+
+
+class MemoryServer:
+    """The MCP face of one engine: tools, resources and a prompt over the SDK's low-level `Server`."""
+
+    def __init__(self, engine: Amnesia, *, log: Log = _stderr) -> None:
+        self.engine = engine
+        self.log = log
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=_package_version(),
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+        )
+
+    # ------------------------------------------------------------------ tools
+    async def _list_tools(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=tool["function"]["name"],
+                    description=tool["function"]["description"],
+                    input_schema=tool["function"]["parameters"],
+                )
+                for tool in TOOLS
+            ]
+        )
+
+    async def _call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+        result = call_tool(self.engine, params.name, params.arguments)
+        if "error" in result:  # the dispatcher's refusal: a one-line message, often naming the field
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=result["error"])],
+                structured_content=result,
+                is_error=True,
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=to_json(result))], structured_content=result
+        )
+
+    # ------------------------------------------------------------------ resources
+    async def _list_resources(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(uri=uri, name=name, title=title, description=description, mime_type=mime_type)
+                for uri, name, title, description, mime_type in _RESOURCES
+            ]
+        )
+
+    async def _list_resource_templates(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=BLOCK_URI + "{?budget_tokens,query}",
+                    name="memory-block-with-budget",
+                    description="The memory block under a given token budget.",
+                    mime_type="text/plain",
+                ),
+                types.ResourceTemplate(
+                    uri_template=AUDIT_URI + "{?limit}",
+                    name="memory-audit-limit",
+                    description=f"The newest `limit` forget records (1..{AUDIT_LIMIT_MAX}).",
+                    mime_type="application/json",
+                ),
+            ]
+        )
+
+    async def _read_resource(
+        self, ctx: Context, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        parts = urlsplit(uri)
+        base = f"{parts.scheme}://{parts.netloc}{parts.path}"
+        query = parse_qs(parts.query, keep_blank_values=True)
+        with _engine_errors():
+            if base == BLOCK_URI:
+                budget, text = self._injection_arguments(
+                    _single_values(query, ("budget_tokens", "query"), uri)
+                )
+                block = inject(self.engine, budget, query=text).block
+                return self._contents(uri, block, "text/plain")
+            if base == STATUS_URI:
+                _single_values(query, (), uri)
+                return self._contents(uri, to_json(self.engine.status().to_dict()), "application/json")
+            if base == AUDIT_URI:
+                arguments = _single_values(query, ("limit",), uri)
+                limit = AUDIT_DEFAULT_LIMIT
+                if "limit" in arguments:
+                    limit = _whole_number(arguments["limit"], "limit", minimum=1, maximum=AUDIT_LIMIT_MAX)
+                entries = [entry.to_dict() for entry in self.engine.audit(limit=limit)]
+                return self._contents(uri, to_json({"entries": entries}), "application/json")
+        raise _invalid(f"unknown resource {uri!r}; resources: {BLOCK_URI}, {STATUS_URI}, {AUDIT_URI}")
+
+    @staticmethod
+    def _contents(uri: str, text: str, mime_type: str) -> types.ReadResourceResult:
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime_type)]
+        )
+
+    # ------------------------------------------------------------------ prompt
+    async def _list_prompts(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=PROMPT_NAME,
+                    title="Amnesia memory",
+                    description="Inject the current memory block (no message when nothing is live).",
+                    arguments=list(_INJECTION_ARGUMENTS),
+                )
+            ]
+        )
+
+    async def _get_prompt(self, ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != PROMPT_NAME:
+            raise _invalid(f"unknown prompt {params.name!r}; prompts: {PROMPT_NAME}")
+        given = {name: [value] for name, value in (params.arguments or {}).items()}
+        with _engine_errors():
+            budget, query = self._injection_arguments(
+                _single_values(given, ("budget_tokens", "query"), PROMPT_NAME)
+            )
+            injection = inject(self.engine, budget, query=query)
+        messages = (
+            [types.PromptMessage(role="user", content=types.TextContent(type="text", text=injection.block))]
+            if injection.block
+            else []
+        )
+        used = f"{injection.tokens}/{injection.budget_tokens} tokens"
+        return types.GetPromptResult(
+            description=f"{len(injection.items)} memory item(s), {used}",
+            messages=messages,
+        )
+
+    @staticmethod
+    def _injection_arguments(arguments: Mapping[str, str]) -> tuple[int | None, str | None]:
+        budget = arguments.get("budget_tokens")
+        return (
+            None if budget is None else _whole_number(budget, "budget_tokens", minimum=0),
+            arguments.get("query"),
+        )
+
+    # ------------------------------------------------------------------ sweep timer
+    async def sweep_every(self, interval: float) -> None:
+        """Sweep the store every `interval` seconds (wall time) until cancelled; a failed sweep (e.g. the
+        store is busy, or the clock file is unreadable) is logged and retried at the next tick."""
+        while True:
+            await anyio.sleep(interval)
+            try:
+                result = self.engine.sweep()
+            except (AmnesiaError, ValueError, OSError) as error:
+                self.log(f"sweep failed: {one_line(error)}")
+                continue
+            if result.forgotten:
+                reasons = ", ".join(f"{reason} {count}" for reason, count in result.by_reason.items())
+                self.log(f"sweep forgot {result.forgotten} item(s) ({reasons})")
+
+    # ------------------------------------------------------------------ transports
+    async def serve_stdio(self, sweep_interval: float) -> None:
+        """Serve one client on stdin/stdout until it closes the stream."""
+        async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tasks:
+            if sweep_interval > 0:
+                tasks.start_soon(self.sweep_every, sweep_interval)
+            await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+    async def serve_http(self, sweep_interval: float, port: int) -> None:
+        """Serve streamable HTTP on the loopback interface only, at http://127.0.0.1:PORT/mcp (port 0: any
+        free port); the address is logged once the socket listens. Stops on SIGINT/SIGTERM."""
+        import uvicorn  # a dependency of the mcp SDK; only the HTTP transport needs it
+
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            listener.bind((LOOPBACK, port))
+            listener.listen()
+        except OSError as error:
+            listener.close()
+            raise InvalidInput(f"--port: cannot listen on {LOOPBACK}:{port} ({error.strerror})") from None
+        app = self.server.streamable_http_app(streamable_http_path=HTTP_PATH, host=LOOPBACK)
+        web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self.log(f"serving streamable HTTP at http://{LOOPBACK}:{listener.getsockname()[1]}{HTTP_PATH}")
+        async with anyio.create_task_group() as tasks:
+            if sweep_interval > 0:
+                tasks.start_soon(self.sweep_every, sweep_interval)
+            await web.serve(sockets=[listener])
+            tasks.cancel_scope.cancel()
+
+
+@contextmanager
+def _engine_errors() -> Iterator[None]:
+    """An engine refusal inside a resource or prompt read becomes a one-line MCP error."""
+    try:
+        yield
+    except (AmnesiaError, ValueError) as error:
+        code = types.INVALID_PARAMS if isinstance(error, ValueError) else types.INTERNAL_ERROR
+        raise MCPError(code=code, message=one_line(error)) from None
+
+
+def open_engine(db: Path | None, config_file: Path | None, *, in_memory: bool, clock: Clock) -> Amnesia:
+    """The engine the server runs on: config from the file/env (`Config.load`), the SQLite store at `db`
+    (default: the config's db_path), or a store in memory that ends with the process."""
+    if in_memory and db is not None:
+        raise InvalidInput("--in-memory: the store is either in memory or at --db PATH, not both")
+    config = Config.load(config_file)
+    if in_memory:
+        store: InMemoryStore | SQLiteStore = InMemoryStore()
+    else:
+        store = SQLiteStore(
+            Path(db if db is not None else config.db_path).expanduser(), lock_timeout=config.lock_timeout
+        )
+    return Amnesia(store=store, config=config, clock=clock)
+
+
+def serve(
+    *,
+    db: Path | None,
+    config_file: Path | None,
+    in_memory: bool = False,
+    http: bool = False,
+    port: int | None = None,
+    clock_file: Path | None = None,
+) -> None:
+    """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    if port is not None and not http:
+        raise InvalidInput("--port: only with --http (stdio has no port)")
+    clock: Clock = FileClock(clock_file) if clock_file is not None else SystemClock()
+    engine = open_engine(db, config_file, in_memory=in_memory, clock=clock)
+    memory = MemoryServer(engine)
+    interval = engine.config.sweep_interval
+    try:
+        if http:
+            anyio.run(memory.serve_http, interval, DEFAULT_HTTP_PORT if port is None else port)
+        else:
+            anyio.run(memory.serve_stdio, interval)
+    except KeyboardInterrupt:  # Ctrl-C is how a person stops a server they started by hand
+        pass
+    finally:
+        engine.close()

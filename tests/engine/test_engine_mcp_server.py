@@ -1,0 +1,273 @@
+"""`dsh-memory-forget mcp`, driven by the MCP SDK's own client: over stdio (a real subprocess, as an MCP host
+starts it) and over streamable HTTP on loopback. Time is the server's `--clock-file`; nothing here waits a
+fixed time: every wait polls with a bounded deadline."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from amnesia import Amnesia, InMemoryStore, SQLiteStore
+from amnesia.cli import run
+from amnesia.tools import TOOL_NAMES, TOOLS, call_tool
+
+ROOT = Path(__file__).resolve().parents[2]
+START = 1_000_000.0
+DEADLINE = 60.0  # seconds any one scenario may take; a hang fails the test instead of blocking the suite
+
+
+class ClockFile:
+    """The server's clock: a file the test rewrites atomically."""
+
+    def __init__(self, path: Path, start: float) -> None:
+        self.path = path
+        self.set(start)
+
+    def set(self, when: float) -> None:
+        scratch = self.path.with_suffix(".tmp")
+        scratch.write_text(repr(when), encoding="utf-8")
+        os.replace(scratch, self.path)
+
+
+def server_env(tmp_path: Path, **amnesia: str) -> dict[str, str]:
+    env = {"PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
+    return env | {f"AMNESIA_{name.upper()}": value for name, value in amnesia.items()}
+
+
+@asynccontextmanager
+async def stdio_session(args: list[str], env: dict[str, str]) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "amnesia.cli", *args], env=env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def run_scenario(scenario: Callable[[], Any]) -> None:
+    async def bounded() -> None:
+        with anyio.fail_after(DEADLINE):
+            await scenario()
+
+    anyio.run(bounded)
+
+
+async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await session.call_tool(name, arguments)
+    assert not result.is_error, result.content
+    payload = json.loads(result.content[0].text)
+    assert payload == result.structured_content
+    return payload
+
+
+async def read_text(session: ClientSession, uri: str) -> str:
+    result = await session.read_resource(uri)
+    (contents,) = result.contents
+    return contents.text
+
+
+async def poll_until(check: Callable[[], bool], what: str) -> None:
+    with anyio.fail_after(DEADLINE / 2):
+        while not check():
+            await anyio.sleep(0.02)
+    assert check(), what
+
+
+def test_tools_are_the_dispatchers_tools_with_the_same_schemas(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with stdio_session(["mcp", "--in-memory"], server_env(tmp_path)) as session:
+            listed = (await session.list_tools()).tools
+            assert [tool.name for tool in listed] == list(TOOL_NAMES)
+            for tool, spec in zip(listed, TOOLS, strict=True):
+                assert tool.input_schema == spec["function"]["parameters"]
+                assert tool.description == spec["function"]["description"]
+            prompts = (await session.list_prompts()).prompts
+            assert [prompt.name for prompt in prompts] == ["amnesia_memory"]
+            resources = {resource.uri for resource in (await session.list_resources()).resources}
+            assert resources == {"amnesia://memory/block", "amnesia://status", "amnesia://audit"}
+            templates = (await session.list_resource_templates()).resource_templates
+            assert {t.uri_template for t in templates} == {
+                "amnesia://memory/block{?budget_tokens,query}",
+                "amnesia://audit{?limit}",
+            }
+
+    run_scenario(scenario)
+
+
+def test_remember_recall_then_the_sweep_timer_forgets_on_the_injected_clock(tmp_path: Path) -> None:
+    """A memory lapses when the server's clock passes its ttl, and the timer sweeps it away on its own: its
+    audit line appears in the store while the client sends nothing."""
+    db = tmp_path / "memory.db"
+    clock = ClockFile(tmp_path / "clock", START)
+    env = server_env(tmp_path, sweep_interval="0.05")
+    args = ["--db", str(db), "mcp", "--clock-file", str(clock.path)]
+
+    async def scenario() -> None:
+        async with stdio_session(args, env) as session:
+            staging = await call(
+                session, "amnesia_remember", {"content": "The staging database is db-stage-2.", "ttl": "1h"}
+            )
+            french = await call(
+                session,
+                "amnesia_remember",
+                {"content": "Answer in French.", "kind": "preference", "pin": True},
+            )
+            assert staging["expires_at"] > START and french["pinned"] is True
+            found = await call(session, "amnesia_recall", {"query": "staging database"})
+            assert [item["id"] for item in found["items"]] == [staging["id"]]
+
+            block = await read_text(session, "amnesia://memory/block")
+            assert block.startswith("AMNESIA MEMORY (2 items")
+            assert "db-stage-2" in block and "Answer in French." in block
+            prompt = await session.get_prompt("amnesia_memory", {"budget_tokens": "500"})
+            assert [message.content.text for message in prompt.messages] == [block.replace("/2000", "/500")]
+
+            store = SQLiteStore(db)
+            try:
+                assert store.audit_entries("default") == []
+                clock.set(START + 2 * 3600)  # two idle hours: the 1h memory is past its ttl
+                await poll_until(
+                    lambda: any(entry.item_id == staging["id"] for entry in store.audit_entries("default")),
+                    "the sweep timer never forgot the lapsed memory",
+                )
+            finally:
+                store.close()
+
+            assert (await call(session, "amnesia_recall", {"query": "staging database"}))["count"] == 0
+            (entry,) = (await call(session, "amnesia_audit", {}))["entries"]
+            assert entry["item_id"] == staging["id"] and entry["reason"] in {"stale", "expired"}
+            assert "db-stage-2" not in json.dumps(entry)  # a keyed hash, never the content
+
+            forgot = await call(session, "amnesia_forget", {"id": french["id"]})
+            assert forgot["ids"] == [french["id"]]
+            status = json.loads(await read_text(session, "amnesia://status"))
+            assert status["counts"]["active"] == 0 and status["counts"]["forgotten"] == 2
+            newest = json.loads(await read_text(session, "amnesia://audit?limit=1"))["entries"]
+            assert [(e["item_id"], e["reason"]) for e in newest] == [(french["id"], "manual")]
+            assert (await session.get_prompt("amnesia_memory")).messages == []  # nothing live: no message
+
+    run_scenario(scenario)
+
+
+BAD_CALLS = [
+    ("amnesia_remember", {}),
+    ("amnesia_remember", {"content": "The build is green.", "ttl": True}),
+    ("amnesia_remember", {"content": "The build is green.", "colour": "blue"}),
+    ("amnesia_remember", {"content": "The build is green.", "pin": True, "ttl": "1d"}),
+    ("amnesia_remember", {"content": "my key is sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"}),
+    ("amnesia_recall", {"query": "build", "limit": 99}),
+    ("amnesia_forget", {"all": True}),
+    ("amnesia_restore", {"id": "m-000000000000"}),
+    ("amnesia_teleport", {}),
+]
+
+
+def test_bad_arguments_are_tool_errors_with_the_dispatchers_one_line_message(tmp_path: Path) -> None:
+    reference = Amnesia(store=InMemoryStore())
+
+    async def scenario() -> None:
+        async with stdio_session(["mcp", "--in-memory"], server_env(tmp_path)) as session:
+            for name, arguments in BAD_CALLS:
+                result = await session.call_tool(name, arguments)
+                assert result.is_error, (name, arguments)
+                (content,) = result.content
+                assert content.text and "\n" not in content.text
+                assert content.text == call_tool(reference, name, arguments)["error"]
+            with pytest.raises(MCPError, match=r"^budget_tokens: expected a whole number >= 0, got '-1'$"):
+                await session.read_resource("amnesia://memory/block?budget_tokens=-1")
+            with pytest.raises(MCPError, match="budget_tokens: expected a whole number >= 0, got '²'"):
+                await session.read_resource("amnesia://memory/block?budget_tokens=%C2%B2")
+            with pytest.raises(MCPError, match="unknown argument 'colour'"):
+                await session.read_resource("amnesia://memory/block?colour=blue")
+            with pytest.raises(MCPError, match=r"unknown argument 'limit' \(allowed: none\)$"):
+                await session.read_resource("amnesia://status?limit=3")
+            with pytest.raises(MCPError, match=r"^unknown resource 'amnesia://elsewhere'"):
+                await session.read_resource("amnesia://elsewhere")
+            with pytest.raises(MCPError, match=r"^unknown prompt 'other'"):
+                await session.get_prompt("other")
+            # The server is still serving after every refusal.
+            assert (await call(session, "amnesia_status", {}))["counts"]["active"] == 0
+
+    run_scenario(scenario)
+
+
+def test_streamable_http_on_loopback(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "amnesia.cli", "mcp", "--in-memory", "--http", "--port", "0"]
+    server = subprocess.Popen(command, env=server_env(tmp_path), stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in server.stderr], daemon=True).start()
+    try:
+        announced = lines.get(timeout=DEADLINE)
+        assert " serving streamable HTTP at http://127.0.0.1:" in announced
+        url = announced.rsplit(" ", 1)[1].strip()
+
+        async def scenario() -> None:
+            async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                assert [tool.name for tool in (await session.list_tools()).tools] == list(TOOL_NAMES)
+                wrote = await call(
+                    session, "amnesia_remember", {"content": "Deploys freeze on Friday.", "ttl": "2d"}
+                )
+                found = await call(session, "amnesia_recall", {"query": "deploys"})
+                assert [item["id"] for item in found["items"]] == [wrote["id"]]
+                assert "Deploys freeze on Friday." in await read_text(session, "amnesia://memory/block")
+
+        run_scenario(scenario)
+    finally:
+        server.terminate()
+        server.wait(timeout=DEADLINE)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["mcp", "--port", "9000"], "--port: only with --http"),
+        (["--db", "x.db", "mcp", "--in-memory"], "--in-memory: the store is either in memory or at --db"),
+        (["mcp", "--in-memory", "--clock-file", "missing"], "missing: cannot read the clock file"),
+        (["mcp", "--http", "--port", "70000"], "--port"),
+    ],
+)
+def test_bad_server_options_are_one_line_errors(
+    args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert run(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err
+
+
+def test_without_the_sdk_the_subcommand_names_the_extra(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` now fails as if it were not installed
+    monkeypatch.delitem(sys.modules, "amnesia.mcp_server", raising=False)
+    assert run(["mcp", "--in-memory"]) == 2
+    assert capsys.readouterr().err == (
+        "error: mcp: the MCP SDK is not installed; run: pip install 'dsh-memory-forget[mcp]'\n"
+    )
+
+
+def test_the_core_install_never_imports_the_sdk() -> None:
+    probe = (
+        "import sys, amnesia, amnesia.cli, amnesia.host, amnesia.tools\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'mcp', 'mcp_types', 'uvicorn'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
