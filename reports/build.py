@@ -38,6 +38,7 @@ def _as_list(runs: Path | str | Sequence[Path | str]) -> list[Path]:
 def compute_tables(
     runs: Path | str | Sequence[Path | str], resamples: int = DEFAULT_RESAMPLES
 ) -> ReportTables:
+    """Every table of a report (summary, categories, per task, paired, benefit, stale-by-age) from runs."""
     data = load_runs(_as_list(runs))
     table = per_task(data)
     pairs = arm_pairs(data.arms)

@@ -1,0 +1,115 @@
+"""The typed log schema: what the writer writes, the reader reads back field for field; a format-1 line
+without the optional fields still reads; a line that breaks the schema is refused with file:line: field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from amnesia.clock import SimulatedClock
+from tasks.errors import ReportInputError
+from tasks.logschema import (
+    RECORD_TYPES,
+    LogWriter,
+    MemoryWrite,
+    ModelCall,
+    ProbeRecord,
+    TaskEnd,
+    TaskStart,
+    is_finished,
+    parse_record,
+    read_log,
+    required_fields,
+)
+
+text = st.text(max_size=30)
+maybe_float = st.none() | st.floats(allow_nan=False, allow_infinity=False, width=32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    content=text,
+    ttl=maybe_float,
+    answer=text,
+    classification=st.sampled_from(["correct", "stale", "poisoned", "abstained", "wrong"]),
+    purpose=st.none() | text,
+)
+def test_written_records_read_back_as_the_same_typed_records(
+    tmp_path_factory, content, ttl, answer, classification, purpose
+):
+    path = tmp_path_factory.mktemp("log") / "pair.jsonl"
+    written = [
+        TaskStart(task={"id": "t", "group": "helpful", "category": "c"}, seed=3),
+        MemoryWrite(item_id="m-1", content=content, ttl=ttl),
+        ModelCall(
+            session_index=0, turn_index=0, call_index=0, purpose=purpose, prompt_tokens=5, completion_tokens=1
+        ),
+        ProbeRecord(
+            session_index=0,
+            turn_index=0,
+            expect=["a"],
+            stale=[],
+            poison=[],
+            abstain=False,
+            answer=answer,
+            classification=classification,
+        ),
+        TaskEnd(probes=1, model_calls=1, wall_seconds=0.5),
+    ]
+    with LogWriter(path, arm="amnesia", task_id="t", clock=SimulatedClock(10.0)) as log:
+        for record in written:
+            log.write(record)
+    assert is_finished(path)
+    lines = read_log(path)
+    assert [parse_record(line) for line in lines] == written
+    assert [line["seq"] for line in lines] == list(range(len(written)))
+    assert all(line["sim_time"] == 10.0 and line["arm"] == "amnesia" for line in lines)
+    call = json.loads(path.read_text().splitlines()[2])
+    assert ("purpose" in call) == (purpose is not None)  # optional field left out at its default
+
+
+def _write_lines(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _envelope(seq: int, kind: str) -> dict:
+    return {"v": 1, "seq": seq, "type": kind, "arm": "a", "task_id": "t", "sim_time": 0.0}
+
+
+def test_a_format_1_log_with_only_the_required_fields_reads_and_gets_defaults(tmp_path):
+    records = [
+        {**_envelope(0, "task_start"), "task": {"id": "t", "group": "g", "category": "c"}},
+        {**_envelope(1, "model_call"), **{k: 0 for k in required_fields("model_call")}},
+        {**_envelope(2, "task_end"), "probes": 0, "model_calls": 1},
+    ]
+    lines = read_log(_write_lines(tmp_path / "old.jsonl", records))
+    assert lines[1]["messages"] == [] and lines[1]["cached"] is False and "purpose" not in lines[1]
+    assert lines[2]["wall_seconds"] is None
+
+
+MIDDLE_TYPES = sorted(kind for kind in RECORD_TYPES if kind not in ("task_start", "task_end"))
+
+
+@pytest.mark.parametrize("kind", MIDDLE_TYPES)
+def test_a_missing_required_field_is_named_with_file_and_line(tmp_path, kind):
+    required = required_fields(kind)
+    middle = {**_envelope(1, kind), **{name: 0 for name in required[1:]}}
+    records = [
+        {**_envelope(0, "task_start"), "task": {"id": "t", "group": "g", "category": "c"}},
+        middle,
+        {**_envelope(2, "task_end"), "probes": 0, "model_calls": 0},
+    ]
+    path = _write_lines(tmp_path / "bad.jsonl", records)
+    with pytest.raises(ReportInputError, match=rf"bad.jsonl:2: {required[0]}: missing in {kind} record"):
+        read_log(path)
+
+
+def test_an_unknown_format_version_is_refused(tmp_path):
+    records = [{**_envelope(0, "task_start"), "v": 99, "task": {}}]
+    with pytest.raises(ReportInputError, match=r":1: v: unknown log format 99"):
+        read_log(_write_lines(tmp_path / "future.jsonl", records))
