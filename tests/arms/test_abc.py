@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import DRINK_TASK, SMALL_SET, SUBAGENT_TASK, read_log, run_logs, run_ok, write_tasks
 
 from amnesia.clock import SimulatedClock
 from arms.amnesia_arm import AmnesiaArm
@@ -20,7 +20,9 @@ from tasks.logschema import Record
 from tasks.spec import ForgetSpec, RememberSpec
 
 
-def _records(out: Path, arm: str, task_id: str) -> list[dict[str, Any]]:
+def _records(
+    read_log: Callable[[Path], list[dict[str, Any]]], out: Path, arm: str, task_id: str
+) -> list[dict[str, Any]]:
     return read_log(out / "logs" / arm / (task_id.replace("/", "__") + ".jsonl"))
 
 
@@ -74,9 +76,15 @@ def _normalised(record: Any) -> Any:
     return record
 
 
-def test_b_and_c_logs_are_identical_when_nothing_expires(tmp_path: Path) -> None:
+def test_b_and_c_logs_are_identical_when_nothing_expires(
+    write_tasks: Callable[..., Path],
+    run_ok: Callable[..., None],
+    run_logs: Callable[[Path], dict[str, Any]],
+    small_set_tasks: list[dict[str, Any]],
+    tmp_path: Path,
+) -> None:
     generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 15, seed=11)]
-    tasks = _without_expiry([*SMALL_SET, *generated])
+    tasks = _without_expiry([*small_set_tasks, *generated])
     assert len(tasks) > 30
     folder = write_tasks(tmp_path / "tasks", tasks)
     out = tmp_path / "run"
@@ -92,11 +100,17 @@ def test_b_and_c_logs_are_identical_when_nothing_expires(tmp_path: Path) -> None
         assert forgets == 0
 
 
-def test_b_keeps_what_c_forgets(tmp_path: Path) -> None:
-    folder = write_tasks(tmp_path / "tasks", [DRINK_TASK])
+def test_b_keeps_what_c_forgets(
+    write_tasks: Callable[..., Path],
+    run_ok: Callable[..., None],
+    read_log: Callable[[Path], list[dict[str, Any]]],
+    drink_task: dict[str, Any],
+    tmp_path: Path,
+) -> None:
+    folder = write_tasks(tmp_path / "tasks", [drink_task])
     run_ok(folder, tmp_path / "run", arms="full-memory,amnesia")
-    full = _records(tmp_path / "run", "full-memory", DRINK_TASK["id"])
-    amnesia = _records(tmp_path / "run", "amnesia", DRINK_TASK["id"])
+    full = _records(read_log, tmp_path / "run", "full-memory", drink_task["id"])
+    amnesia = _records(read_log, tmp_path / "run", "amnesia", drink_task["id"])
     assert not [r for r in full if r["type"] == "memory_forget"]
     forgets = [r for r in amnesia if r["type"] == "memory_forget"]
     assert [(r["item_id"], r["reason"], r["sim_time"]) for r in forgets] == [("m-0001", "expired", 3 * 86400)]
@@ -107,11 +121,17 @@ def test_b_keeps_what_c_forgets(tmp_path: Path) -> None:
 # ---- scopes and sub-agents ---------------------------------------------------------------------------------
 
 
-def test_sub_agent_memories_stay_in_its_session_and_end_with_it(tmp_path: Path) -> None:
-    folder = write_tasks(tmp_path / "tasks", [SUBAGENT_TASK])
+def test_sub_agent_memories_stay_in_its_session_and_end_with_it(
+    write_tasks: Callable[..., Path],
+    run_ok: Callable[..., None],
+    read_log: Callable[[Path], list[dict[str, Any]]],
+    subagent_task: dict[str, Any],
+    tmp_path: Path,
+) -> None:
+    folder = write_tasks(tmp_path / "tasks", [subagent_task])
     run_ok(folder, tmp_path / "run", arms="full-memory,amnesia")
     for arm in ("full-memory", "amnesia"):
-        records = _records(tmp_path / "run", arm, SUBAGENT_TASK["id"])
+        records = _records(read_log, tmp_path / "run", arm, subagent_task["id"])
         write = next(r for r in records if r["type"] == "memory_write")
         assert (write["scope"], write["owner_id"]) == ("session", "s0")
         injections = [r for r in records if r["type"] == "injection"]
@@ -234,10 +254,16 @@ def test_aliases_and_budget_option(tmp_path: Path) -> None:
     assert arm.memory_context("q", []).block == ""
 
 
-def test_no_memory_injects_nothing(tmp_path: Path) -> None:
-    folder = write_tasks(tmp_path / "tasks", SMALL_SET)
+def test_no_memory_injects_nothing(
+    write_tasks: Callable[..., Path],
+    run_ok: Callable[..., None],
+    read_log: Callable[[Path], list[dict[str, Any]]],
+    small_set_tasks: list[dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    folder = write_tasks(tmp_path / "tasks", small_set_tasks)
     run_ok(folder, tmp_path / "run", arms="no-memory")
-    for task in SMALL_SET:
-        records = _records(tmp_path / "run", "no-memory", task["id"])
+    for task in small_set_tasks:
+        records = _records(read_log, tmp_path / "run", "no-memory", task["id"])
         assert all(r["block"] == "" and r["tokens"] == 0 for r in records if r["type"] == "injection")
         assert not [r for r in records if r["type"].startswith("memory_")]

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-from arm_driver import ArmDriver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,11 +11,17 @@ from tasks.spec import ForgetSpec, RememberSpec
 DAY = 86_400.0
 
 
-def drive(tmp_path, name="claims", **options):
-    return ArmDriver(create_arm(name, options), tmp_path)
+@pytest.fixture(scope="module")
+def drive(arm_driver):
+    """`drive(workdir, ...)`: an ArmDriver over the arm made from the given name and options."""
+
+    def start(tmp_path, name="claims", **options):
+        return arm_driver(create_arm(name, options), tmp_path)
+
+    return start
 
 
-def test_new_claim_on_the_same_subject_supersedes_and_explain_shows_the_chain_both_ways(tmp_path):
+def test_new_claim_on_the_same_subject_supersedes_and_explain_shows_the_chain_both_ways(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("The drink is lapsang.", remember=(RememberSpec("The verification drink is lapsang."),))
@@ -34,7 +39,7 @@ def test_new_claim_on_the_same_subject_supersedes_and_explain_shows_the_chain_bo
     assert [f["reason"] for f in d.of_type("memory_forget")] == ["superseded", "superseded"]
 
 
-def test_identical_restatement_reinforces(tmp_path):
+def test_identical_restatement_reinforces(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("x", remember=(RememberSpec("Answer in French.", kind="preference"),))
@@ -46,7 +51,7 @@ def test_identical_restatement_reinforces(tmp_path):
     assert len(d.arm.claims) == 1 and d.of_type("memory_touch")[0]["reason"] == "reinforce"
 
 
-def test_similarity_rule_misses_a_rephrasing_that_the_oracle_key_catches(tmp_path):
+def test_similarity_rule_misses_a_rephrasing_that_the_oracle_key_catches(drive, tmp_path):
     specs = (
         RememberSpec("The verification drink is lapsang.", key="drink"),
         RememberSpec("Verification tea: oolong.", key="drink"),
@@ -59,7 +64,7 @@ def test_similarity_rule_misses_a_rephrasing_that_the_oracle_key_catches(tmp_pat
         assert sum(c.active for c in d.arm.claims.values()) == active
 
 
-def test_oracle_key_follows_a_chain_whose_head_has_no_key(tmp_path):
+def test_oracle_key_follows_a_chain_whose_head_has_no_key(drive, tmp_path):
     d = drive(tmp_path, "claims-oracle-key")
     d.start(0)
     d.turn("x", remember=(RememberSpec("Ingest service runtime: Python 3.10.", key="py"),))
@@ -68,7 +73,7 @@ def test_oracle_key_follows_a_chain_whose_head_has_no_key(tmp_path):
     assert [c.id for c in d.arm.claims.values() if c.active] == ["c-0003"]
 
 
-def test_untrusted_text_cannot_supersede_the_users_claim(tmp_path):
+def test_untrusted_text_cannot_supersede_the_users_claim(drive, tmp_path):
     d = drive(tmp_path, "claims-oracle-key")
     d.start(0)
     d.turn("x", remember=(RememberSpec("The verification drink is lapsang.", key="drink"),))
@@ -78,7 +83,7 @@ def test_untrusted_text_cannot_supersede_the_users_claim(tmp_path):
     assert "untrusted · said by web · The verification drink is coffee." in block
 
 
-def test_projection_groups_sections_and_every_line_carries_its_age(tmp_path):
+def test_projection_groups_sections_and_every_line_carries_its_age(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn(
@@ -103,7 +108,7 @@ def test_projection_groups_sections_and_every_line_carries_its_age(tmp_path):
     assert all("written 2d ago" in line for line in lines if line.startswith("- "))
 
 
-def test_two_phase_forget_plan_is_read_only_then_confirm_verifies(tmp_path):
+def test_two_phase_forget_plan_is_read_only_then_confirm_verifies(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("The drink is lapsang.", remember=(RememberSpec("The verification drink is lapsang.", key="d"),))
@@ -124,7 +129,7 @@ def test_two_phase_forget_plan_is_read_only_then_confirm_verifies(tmp_path):
     assert "drink" not in d.turn("x").block
 
 
-def test_confirm_refuses_a_stale_plan(tmp_path):
+def test_confirm_refuses_a_stale_plan(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("x", remember=(RememberSpec("Fact alpha.", key="a"),))
@@ -134,7 +139,7 @@ def test_confirm_refuses_a_stale_plan(tmp_path):
         d.arm.confirm_forget(plan)
 
 
-def test_credentials_never_enter_a_claim(tmp_path):
+def test_credentials_never_enter_a_claim(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The password is hunter2hunter2!"),))
@@ -144,7 +149,7 @@ def test_credentials_never_enter_a_claim(tmp_path):
     assert "hunter2" not in str(d.records) and "ghp_" not in str(d.records)
 
 
-def test_sub_agent_claims_are_scoped_and_disposed(tmp_path):
+def test_sub_agent_claims_are_scoped_and_disposed(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0, agent="sub")
     d.turn("x", remember=(RememberSpec("Scratch guess: coffee."),))
@@ -162,7 +167,7 @@ def test_sub_agent_claims_are_scoped_and_disposed(tmp_path):
         max_size=10,
     )
 )
-def test_oracle_key_keeps_at_most_one_live_claim_per_key(tmp_path_factory, writes):
+def test_oracle_key_keeps_at_most_one_live_claim_per_key(drive, tmp_path_factory, writes):
     d = drive(tmp_path_factory.mktemp("c"), "claims-oracle-key")
     d.start(0)
     for key, value in writes:

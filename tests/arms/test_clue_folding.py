@@ -3,7 +3,6 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from arm_driver import ArmDriver
 
 from arms.clue_folding import FADED_MARKER, distill, like_escape
 from arms.registry import create_arm
@@ -12,8 +11,14 @@ from tasks.spec import ForgetSpec
 HOUR = 3600.0
 
 
-def drive(tmp_path, name="clue-folding", **options):
-    return ArmDriver(create_arm(name, options), tmp_path)
+@pytest.fixture(scope="module")
+def drive(arm_driver):
+    """`drive(workdir, ...)`: an ArmDriver over the arm made from the given name and options."""
+
+    def start(tmp_path, name="clue-folding", **options):
+        return arm_driver(create_arm(name, options), tmp_path)
+
+    return start
 
 
 def long_turn(i: int) -> str:
@@ -29,7 +34,7 @@ def test_distill_keeps_names_paths_identifiers_and_cjk_phrases():
     assert "deploy" in clue.keywords and clue.summary.startswith("Deploy")
 
 
-def test_below_threshold_history_is_untouched(tmp_path):
+def test_below_threshold_history_is_untouched(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     for i in range(8):
@@ -37,7 +42,7 @@ def test_below_threshold_history_is_untouched(tmp_path):
         assert context.history is None and context.details["folded_turns"] == 0
 
 
-def test_folds_oldest_two_and_always_keeps_the_recent_four(tmp_path):
+def test_folds_oldest_two_and_always_keeps_the_recent_four(drive, tmp_path):
     d = drive(tmp_path, threshold_tokens=1)
     d.start(0)
     folds = []
@@ -55,7 +60,7 @@ def test_folds_oldest_two_and_always_keeps_the_recent_four(tmp_path):
     assert [f is not None for f in folds] == [False] * 6 + [True, False, True, False]
 
 
-def test_fold_failure_leaves_history_untouched(tmp_path):
+def test_fold_failure_leaves_history_untouched(drive, tmp_path):
     d = drive(tmp_path, threshold_tokens=1)
     d.start(0)
     for i in range(6):
@@ -68,7 +73,7 @@ def test_fold_failure_leaves_history_untouched(tmp_path):
     assert d.of_type("memory_write") == []
 
 
-def test_clues_live_in_a_wal_sqlite_table(tmp_path):
+def test_clues_live_in_a_wal_sqlite_table(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("The verification drink is lapsang.")
@@ -79,7 +84,7 @@ def test_clues_live_in_a_wal_sqlite_table(tmp_path):
     assert "lapsang" in keywords
 
 
-def test_session_end_fold_carries_clues_to_the_next_session_and_strict_variant_does_not(tmp_path):
+def test_session_end_fold_carries_clues_to_the_next_session_and_strict_variant_does_not(drive, tmp_path):
     for name, recalled in (("clue-folding", True), ("clue-folding-strict", False)):
         d = drive(tmp_path / name, name)
         d.start(0)
@@ -92,7 +97,7 @@ def test_session_end_fold_carries_clues_to_the_next_session_and_strict_variant_d
             assert "written 1h ago" in block
 
 
-def test_like_matching_escapes_wildcards(tmp_path):
+def test_like_matching_escapes_wildcards(drive, tmp_path):
     assert like_escape("100%_done\\") == "100\\%\\_done\\\\"
     d = drive(tmp_path)
     d.start(0)
@@ -103,7 +108,7 @@ def test_like_matching_escapes_wildcards(tmp_path):
     assert "ab_cd" in d.turn("what about ab_cd?").block
 
 
-def test_recall_limit_char_cap_and_faded_marker(tmp_path):
+def test_recall_limit_char_cap_and_faded_marker(drive, tmp_path):
     d = drive(tmp_path, max_prompt_chars=300, limit=3)
     d.start(0)
     for i in range(6):
@@ -117,7 +122,7 @@ def test_recall_limit_char_cap_and_faded_marker(tmp_path):
     assert lines[-1] == FADED_MARKER
 
 
-def test_forget_by_query_and_sub_agent_clues_end_with_it(tmp_path):
+def test_forget_by_query_and_sub_agent_clues_end_with_it(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("The verification drink is lapsang.")

@@ -3,7 +3,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from arm_driver import ArmDriver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,8 +44,8 @@ def test_variants_are_registered():
         create_arm("memorybank", {"formula": "exp"})
 
 
-def run_forgetting(tmp_path, seed, days=12):
-    d = ArmDriver(create_arm("memorybank"), tmp_path, seed=seed)
+def run_forgetting(arm_driver, tmp_path, seed, days=12):
+    d = arm_driver(create_arm("memorybank"), tmp_path, seed=seed)
     d.start(0)
     d.turn("x", remember=tuple(RememberSpec(f"Fact {i} about topic{i}.") for i in range(30)))
     d.end()
@@ -56,15 +55,15 @@ def run_forgetting(tmp_path, seed, days=12):
     return [(r["item_id"], r["sim_time"]) for r in d.of_type("memory_forget")]
 
 
-def test_stochastic_forgetting_is_seeded_and_daily(tmp_path):
-    first = run_forgetting(tmp_path / "a", seed=3)
-    assert first == run_forgetting(tmp_path / "b", seed=3)
-    assert first != run_forgetting(tmp_path / "c", seed=4)
+def test_stochastic_forgetting_is_seeded_and_daily(arm_driver, tmp_path):
+    first = run_forgetting(arm_driver, tmp_path / "a", seed=3)
+    assert first == run_forgetting(arm_driver, tmp_path / "b", seed=3)
+    assert first != run_forgetting(arm_driver, tmp_path / "c", seed=4)
     assert 0 < len(first) <= 30
 
 
-def test_same_day_sessions_draw_once(tmp_path):
-    d = ArmDriver(create_arm("memorybank"), tmp_path)
+def test_same_day_sessions_draw_once(arm_driver, tmp_path):
+    d = arm_driver(create_arm("memorybank"), tmp_path)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The drink is lapsang."),))
     d.end()
@@ -77,8 +76,8 @@ def test_same_day_sessions_draw_once(tmp_path):
     assert len(draws) <= 1
 
 
-def test_recall_strengthens_and_resets_the_clock(tmp_path):
-    d = ArmDriver(create_arm("memorybank"), tmp_path)
+def test_recall_strengthens_and_resets_the_clock(arm_driver, tmp_path):
+    d = arm_driver(create_arm("memorybank"), tmp_path)
     d.start(0)
     written = d.turn("x", remember=(RememberSpec("The verification drink is lapsang."),))
     assert written.block == ""  # not recalled by the turn that wrote it

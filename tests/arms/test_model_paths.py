@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from arm_driver import ArmDriver
 
 from arms.registry import create_arm
 from tasks.modelapi import ModelRequest, ModelResponse
@@ -26,9 +25,9 @@ class CannedModel:
         return ModelResponse(text=self.reply, prompt_tokens=10, completion_tokens=5)
 
 
-def test_retrieval_model_extractor(tmp_path):
+def test_retrieval_model_extractor(arm_driver, tmp_path):
     model = CannedModel("preference: Answers in French.\nnoise line")
-    d = ArmDriver(create_arm("retrieval", {"extractor": "model"}), tmp_path, model=model)
+    d = arm_driver(create_arm("retrieval", {"extractor": "model"}), tmp_path, model=model)
     d.start(0)
     d.turn("From now on, answer in French please.")
     d.end()
@@ -37,10 +36,10 @@ def test_retrieval_model_extractor(tmp_path):
     assert call["purpose"] == "retrieval:extract:dispose" and call["response"] == model.reply
 
 
-def test_claims_model_judge_decides_supersession(tmp_path):
+def test_claims_model_judge_decides_supersession(arm_driver, tmp_path):
     for reply, active in (("yes", 1), ("no", 2)):
         model = CannedModel(reply)
-        d = ArmDriver(create_arm("claims", {"judge": "model"}), tmp_path / reply, model=model)
+        d = arm_driver(create_arm("claims", {"judge": "model"}), tmp_path / reply, model=model)
         d.start(0)
         d.turn("x", remember=(RememberSpec("The verification drink is lapsang."),))
         d.turn("x", remember=(RememberSpec("The verification drink is oolong."),))
@@ -48,23 +47,23 @@ def test_claims_model_judge_decides_supersession(tmp_path):
         assert len(d.of_type("model_call")) == 1
 
 
-def test_clue_folding_model_distiller_and_all_or_nothing_on_a_useless_reply(tmp_path):
+def test_clue_folding_model_distiller_and_all_or_nothing_on_a_useless_reply(arm_driver, tmp_path):
     good = CannedModel("keywords: lapsang, drink\nsummary: the drink talk")
-    d = ArmDriver(create_arm("clue-folding", {"distiller": "model"}), tmp_path / "good", model=good)
+    d = arm_driver(create_arm("clue-folding", {"distiller": "model"}), tmp_path / "good", model=good)
     d.start(0)
     d.turn("The verification drink is lapsang.")
     d.end()
     assert d.of_type("memory_write")[0]["content"].startswith("keywords: lapsang, drink;")
     bad = CannedModel("I cannot help with that.")
-    d = ArmDriver(create_arm("clue-folding", {"distiller": "model"}), tmp_path / "bad", model=bad)
+    d = arm_driver(create_arm("clue-folding", {"distiller": "model"}), tmp_path / "bad", model=bad)
     d.start(0)
     d.turn("The verification drink is lapsang.")
     d.end()
     assert d.of_type("memory_write") == [] and len(d.of_type("model_call")) == 1
 
 
-def test_model_path_without_a_model_is_a_clear_error(tmp_path):
-    d = ArmDriver(create_arm("claims", {"judge": "model"}), tmp_path)
+def test_model_path_without_a_model_is_a_clear_error(arm_driver, tmp_path):
+    d = arm_driver(create_arm("claims", {"judge": "model"}), tmp_path)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The verification drink is lapsang."),))
     with pytest.raises(ValueError, match="needs a model"):

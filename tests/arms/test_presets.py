@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-from arm_driver import ArmDriver
 
 from arms.registry import VARIANTS, create_arm, resolve
 from tasks.spec import RememberSpec
@@ -18,9 +17,9 @@ def test_presets_are_amnesia_variants(name):
     assert create_arm(name).describe()["options"] == PRESETS[name]
 
 
-def seen_on_day(tmp_path, name, probe_days):
+def seen_on_day(arm_driver, tmp_path, name, probe_days):
     """Write a 3-day memory, then look on each probe day (each look is an injection, i.e. a read)."""
-    d = ArmDriver(create_arm(name), tmp_path)
+    d = arm_driver(create_arm(name), tmp_path)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The standup room is Atlas.", ttl=3 * DAY),))
     d.end()
@@ -32,14 +31,16 @@ def seen_on_day(tmp_path, name, probe_days):
     return seen
 
 
-def test_hard_ttl_expires_despite_reads_and_sliding_ttl_renews_on_read(tmp_path):
+def test_hard_ttl_expires_despite_reads_and_sliding_ttl_renews_on_read(arm_driver, tmp_path):
     days = (2, 4, 6, 8)
-    assert seen_on_day(tmp_path / "hard", "amnesia-hard-ttl", days) == [True, False, False, False]
-    assert seen_on_day(tmp_path / "sliding", "amnesia-sliding-ttl", days) == [True, True, True, True]
+    hard = seen_on_day(arm_driver, tmp_path / "hard", "amnesia-hard-ttl", days)
+    sliding = seen_on_day(arm_driver, tmp_path / "sliding", "amnesia-sliding-ttl", days)
+    assert hard == [True, False, False, False]
+    assert sliding == [True, True, True, True]
 
 
-def test_keep_all_oracle_key_supersedes_by_key_and_never_expires(tmp_path):
-    d = ArmDriver(create_arm("amnesia-keep-all-oracle-key"), tmp_path)
+def test_keep_all_oracle_key_supersedes_by_key_and_never_expires(arm_driver, tmp_path):
+    d = arm_driver(create_arm("amnesia-keep-all-oracle-key"), tmp_path)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The drink is lapsang.", key="drink", ttl=DAY),))
     d.turn("x", remember=(RememberSpec("The drink is oolong now.", key="drink", ttl=DAY),))

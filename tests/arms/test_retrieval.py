@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-from arm_driver import ArmDriver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +13,14 @@ from tasks.spec import ForgetSpec, RememberSpec
 DAY = 86_400.0
 
 
-def drive(tmp_path, budget_tokens=2000, **options):
-    return ArmDriver(create_arm("retrieval", options), tmp_path, budget_tokens=budget_tokens)
+@pytest.fixture(scope="module")
+def drive(arm_driver):
+    """`drive(workdir, budget_tokens=2000, **options)`: an ArmDriver over a retrieval arm."""
+
+    def start(tmp_path, budget_tokens=2000, **options):
+        return arm_driver(create_arm("retrieval", options), tmp_path, budget_tokens=budget_tokens)
+
+    return start
 
 
 def test_is_an_arm_and_rejects_unknown_options():
@@ -45,7 +50,7 @@ def test_no_signal_no_candidate():
     assert signal_candidate("What is the standup room?", 0) is None
 
 
-def test_captured_signal_is_written_at_session_end_and_frozen_into_the_next_snapshot(tmp_path):
+def test_captured_signal_is_written_at_session_end_and_frozen_into_the_next_snapshot(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("Remember that the standup room is Atlas.")
@@ -58,7 +63,7 @@ def test_captured_signal_is_written_at_session_end_and_frozen_into_the_next_snap
     assert block.splitlines()[-1] == f"≈{count_tokens(chr(10).join(block.splitlines()[:-1]))} tokens"
 
 
-def test_turns_with_an_explicit_write_are_not_extracted_twice(tmp_path):
+def test_turns_with_an_explicit_write_are_not_extracted_twice(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("Remember: the drink is lapsang.", remember=(RememberSpec("The drink is lapsang."),))
@@ -66,7 +71,7 @@ def test_turns_with_an_explicit_write_are_not_extracted_twice(tmp_path):
     assert [w["content"] for w in d.of_type("memory_write")] == ["The drink is lapsang."]
 
 
-def test_extraction_budget_caps_drains_per_session(tmp_path):
+def test_extraction_budget_caps_drains_per_session(drive, tmp_path):
     d = drive(tmp_path, extraction_budget=1, review_every=1)
     d.start(0)
     d.turn("Remember that alpha is one.")
@@ -75,7 +80,7 @@ def test_extraction_budget_caps_drains_per_session(tmp_path):
     assert len(d.of_type("memory_write")) == 1
 
 
-def test_gate_refuses_injection_and_credentials_without_echoing_them(tmp_path):
+def test_gate_refuses_injection_and_credentials_without_echoing_them(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn(
@@ -87,7 +92,7 @@ def test_gate_refuses_injection_and_credentials_without_echoing_them(tmp_path):
     assert "sk-abc" not in str(d.records) and d.of_type("memory_write") == []
 
 
-def test_confirm_before_write_queues_proposals_that_are_never_injected(tmp_path):
+def test_confirm_before_write_queues_proposals_that_are_never_injected(drive, tmp_path):
     d = drive(tmp_path, confirm_before_write=True)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The drink is lapsang."),))
@@ -97,7 +102,7 @@ def test_confirm_before_write_queues_proposals_that_are_never_injected(tmp_path)
     assert [r["rule"] for r in d.of_type("memory_refused")] == ["quarantined"]
 
 
-def test_snapshot_is_frozen_and_mid_session_writes_arrive_through_recall(tmp_path):
+def test_snapshot_is_frozen_and_mid_session_writes_arrive_through_recall(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     first = d.turn("x", remember=(RememberSpec("The drink is lapsang."),))
@@ -112,14 +117,14 @@ def test_snapshot_is_frozen_and_mid_session_writes_arrive_through_recall(tmp_pat
     assert third.block.startswith("MEMORY INDEX") and "<recalled-memory>" not in third.block
 
 
-def test_recall_can_be_switched_off(tmp_path):
+def test_recall_can_be_switched_off(drive, tmp_path):
     d = drive(tmp_path, recall=False)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The drink is lapsang."),))
     assert d.turn("Which drink?").block == ""
 
 
-def test_snapshot_caps_fold_the_rest_into_category_counts(tmp_path):
+def test_snapshot_caps_fold_the_rest_into_category_counts(drive, tmp_path):
     d = drive(tmp_path, snapshot_entries=2)
     d.start(0)
     for i in range(4):
@@ -136,7 +141,7 @@ def test_snapshot_caps_fold_the_rest_into_category_counts(tmp_path):
     ]
 
 
-def test_correction_marks_the_older_entry(tmp_path):
+def test_correction_marks_the_older_entry(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The verification drink is lapsang."),))
@@ -149,7 +154,7 @@ def test_correction_marks_the_older_entry(tmp_path):
     assert CONTRADICTED_NOTE in lapsang and CONTRADICTED_NOTE not in oolong
 
 
-def test_usage_eviction_spares_pinned_and_used_entries_and_never_empties_an_all_pinned_store(tmp_path):
+def test_usage_eviction_spares_pinned_and_used_entries_and_never_empties_an_all_pinned_store(drive, tmp_path):
     d = drive(tmp_path, entries_cap=2)
     d.start(0)
     d.turn("x", remember=(RememberSpec("Pinned alpha.", pin=True),))
@@ -165,7 +170,7 @@ def test_usage_eviction_spares_pinned_and_used_entries_and_never_empties_an_all_
     assert len(pinned.arm.entries) == 2 and pinned.of_type("memory_forget") == []
 
 
-def test_janitor_retires_long_unused_entries_at_session_creation(tmp_path):
+def test_janitor_retires_long_unused_entries_at_session_creation(drive, tmp_path):
     d = drive(tmp_path, janitor_idle="30d")
     d.start(0)
     d.turn("x", remember=(RememberSpec("Old fact."), RememberSpec("Pinned fact.", pin=True)))
@@ -175,7 +180,7 @@ def test_janitor_retires_long_unused_entries_at_session_creation(tmp_path):
     assert "Pinned fact." in d.turn("x").block
 
 
-def test_sub_agent_sees_only_its_scratch_which_ends_with_it(tmp_path):
+def test_sub_agent_sees_only_its_scratch_which_ends_with_it(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn("x", remember=(RememberSpec("Main fact about drinks."),))
@@ -189,7 +194,7 @@ def test_sub_agent_sees_only_its_scratch_which_ends_with_it(tmp_path):
     assert "Scratch" not in d.turn("drinks?").block
 
 
-def test_forget_by_key_tag_and_query(tmp_path):
+def test_forget_by_key_tag_and_query(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn(
@@ -207,7 +212,7 @@ def test_forget_by_key_tag_and_query(tmp_path):
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(min_value=0, max_value=120), st.integers(min_value=1, max_value=12))
-def test_block_never_exceeds_the_budget(tmp_path_factory, budget, count):
+def test_block_never_exceeds_the_budget(drive, tmp_path_factory, budget, count):
     d = drive(tmp_path_factory.mktemp("r"), budget_tokens=budget)
     d.start(0)
     for i in range(count):
@@ -218,7 +223,7 @@ def test_block_never_exceeds_the_budget(tmp_path_factory, budget, count):
     assert context.tokens == count_tokens(context.block) <= budget
 
 
-def test_untrusted_writes_are_marked_and_cannot_pin_themselves(tmp_path):
+def test_untrusted_writes_are_marked_and_cannot_pin_themselves(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
     d.turn(

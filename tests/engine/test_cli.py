@@ -13,7 +13,7 @@ import pytest
 
 from amnesia.cli import run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Cli:

@@ -11,7 +11,7 @@ import yaml
 
 from amnesia.cli import run
 
-SKILL = Path(__file__).resolve().parents[1] / "skill" / "SKILL.md"
+SKILL = Path(__file__).resolve().parents[2] / "skill" / "SKILL.md"
 PROGRAM = "dsh-memory-forget"
 ID_PATTERN = re.compile(r"\bm-[0-9a-z]{4,}\b")
 

@@ -14,7 +14,7 @@ import pytest
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore, StoreBusy
 from amnesia.stores.sqlite import default_db_path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def open_engine(path: Path, clock: SimulatedClock, config: Config | None = None) -> Amnesia:

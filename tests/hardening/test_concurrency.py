@@ -15,7 +15,7 @@ import pytest
 from amnesia import Amnesia, SimulatedClock, SQLiteStore, StoreBusy
 from amnesia.cli import run as cli_run
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_agents_cli_users_and_a_sweeper_share_one_database_without_losing_a_write() -> None:

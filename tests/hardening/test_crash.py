@@ -17,7 +17,7 @@ from amnesia_bench.cli import app
 from tasks.generate import generate
 from tasks.logschema import is_finished
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 KILLS = 12  # the hundreds-of-kills version: python benchmarks/crash_safety.py
 

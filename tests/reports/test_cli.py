@@ -7,7 +7,6 @@ import shutil
 
 import pandas as pd
 import pytest
-from reports_fixture import write_run
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
@@ -16,7 +15,7 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
+def run_dir(write_run, tmp_path_factory):
     return write_run(tmp_path_factory.mktemp("fixture") / "run")
 
 
@@ -162,13 +161,13 @@ def test_compare_prints_side_by_side_and_paired_differences(run_dir, tmp_path):
     assert (tmp_path / "compare.csv").exists()
 
 
-def test_a_run_with_no_stale_probes_still_gets_a_whole_report(tmp_path):
+def test_a_run_with_no_stale_probes_still_gets_a_whole_report(
+    run_args, write_tasks, preference_task, tmp_path
+):
     """One helpful task on one arm: no probe has stale values, so the stale-by-age table is empty."""
-    from runner_support import PREFERENCE_TASK, run_args, write_tasks
-
     from amnesia_bench.cli import app as bench_app
 
-    tasks = write_tasks(tmp_path / "tasks", [PREFERENCE_TASK])
+    tasks = write_tasks(tmp_path / "tasks", [preference_task])
     out = tmp_path / "run"
     args = [arg for arg in run_args(tasks, out, arms="no-memory") if arg != "--no-report"]
     result = CliRunner().invoke(bench_app, args)

@@ -1,9 +1,8 @@
-"""Metric values against hand-computed expectations on the fixed fixture log (tests/reports_fixture.py)."""
+"""Metric values against hand-computed expectations on the fixed fixture log (`write_run` in conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
-from reports_fixture import write_run
 
 from reports.logread import load_runs
 from reports.metrics import arm_pairs, benefit_share, paired_table, per_task, summarise
@@ -11,7 +10,7 @@ from reports.staleness import stale_values
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory):
+def tables(write_run, tmp_path_factory):
     data = load_runs([write_run(tmp_path_factory.mktemp("run"))])
     table = per_task(data)
     return data, table, summarise(table, ["arm", "group"], resamples=200)

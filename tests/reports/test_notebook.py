@@ -6,12 +6,11 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-from reports_fixture import write_run
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "results.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "results.ipynb"
 
 
-def test_notebook_rebuilds_figures_and_tables(tmp_path, monkeypatch):
+def test_notebook_rebuilds_figures_and_tables(write_run, tmp_path, monkeypatch):
     run = write_run(tmp_path / "run")
     figures = tmp_path / "figures"
     monkeypatch.setenv("AMNESIA_RUN", str(run))

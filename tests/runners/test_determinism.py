@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-
-from runner_support import SMALL_SET, run_logs, run_ok, write_tasks
+from typing import Any
 
 from runners.replay import derive_seed
 from tasks.generate import generate
@@ -13,25 +13,37 @@ from tasks.generate import generate
 ARMS = "no-memory,full-memory,amnesia"
 
 
-def _mixed_set(folder: Path) -> Path:
+def _mixed_set(write_tasks: Callable[..., Path], small_set_tasks: list[dict[str, Any]], folder: Path) -> Path:
     generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 6, seed=3)]
-    write_tasks(folder, SMALL_SET, "small.yaml")
+    write_tasks(folder, small_set_tasks, "small.yaml")
     return write_tasks(folder, generated, "generated.yaml")
 
 
-def test_two_runs_and_one_vs_two_workers_give_identical_logs(tmp_path: Path) -> None:
-    tasks = _mixed_set(tmp_path / "tasks")
+def test_two_runs_and_one_vs_two_workers_give_identical_logs(
+    write_tasks: Callable[..., Path],
+    run_ok: Callable[..., None],
+    run_logs: Callable[[Path], dict[str, Any]],
+    small_set_tasks: list[dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    tasks = _mixed_set(write_tasks, small_set_tasks, tmp_path / "tasks")
     run_ok(tasks, tmp_path / "a")
     run_ok(tasks, tmp_path / "b")
     run_ok(tasks, tmp_path / "c", "--workers", "2")
     first = run_logs(tmp_path / "a")
-    assert len(first) == 3 * (len(SMALL_SET) + 18)
+    assert len(first) == 3 * (len(small_set_tasks) + 18)
     assert first == run_logs(tmp_path / "b")
     assert first == run_logs(tmp_path / "c")
 
 
-def test_a_pair_does_not_depend_on_which_other_tasks_run(tmp_path: Path) -> None:
-    tasks = _mixed_set(tmp_path / "tasks")
+def test_a_pair_does_not_depend_on_which_other_tasks_run(
+    write_tasks: Callable[..., Path],
+    run_ok: Callable[..., None],
+    run_logs: Callable[[Path], dict[str, Any]],
+    small_set_tasks: list[dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    tasks = _mixed_set(write_tasks, small_set_tasks, tmp_path / "tasks")
     run_ok(tasks, tmp_path / "all")
     run_ok(tasks, tmp_path / "harmful", "--group", "harmful")
     everything = run_logs(tmp_path / "all")
@@ -39,8 +51,14 @@ def test_a_pair_does_not_depend_on_which_other_tasks_run(tmp_path: Path) -> None
     assert subset and all(everything[name] == records for name, records in subset.items())
 
 
-def test_pair_seeds_come_from_the_run_seed_and_the_task_id(tmp_path: Path) -> None:
-    tasks = write_tasks(tmp_path / "tasks", SMALL_SET)
+def test_pair_seeds_come_from_the_run_seed_and_the_task_id(
+    write_tasks: Callable[..., Path],
+    run_ok: Callable[..., None],
+    run_logs: Callable[[Path], dict[str, Any]],
+    small_set_tasks: list[dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    tasks = write_tasks(tmp_path / "tasks", small_set_tasks)
     run_ok(tasks, tmp_path / "s0")
     run_ok(tasks, tmp_path / "s1", "--seed", "1")
     zero, one = run_logs(tmp_path / "s0"), run_logs(tmp_path / "s1")

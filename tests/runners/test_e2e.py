@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from runner_support import SMALL_SET, read_log, write_tasks
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
@@ -19,11 +20,18 @@ def _run(*args: str) -> object:
 
 
 @pytest.fixture
-def small_set(tmp_path: Path) -> Path:
-    return write_tasks(tmp_path / "tasks", SMALL_SET)
+def small_set(
+    write_tasks: Callable[..., Path], small_set_tasks: list[dict[str, Any]], tmp_path: Path
+) -> Path:
+    return write_tasks(tmp_path / "tasks", small_set_tasks)
 
 
-def test_run_writes_manifest_and_one_complete_log_per_pair(small_set: Path, tmp_path: Path) -> None:
+def test_run_writes_manifest_and_one_complete_log_per_pair(
+    read_log: Callable[[Path], list[dict[str, Any]]],
+    small_set_tasks: list[dict[str, Any]],
+    small_set: Path,
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "run"
     result = _run("--tasks", str(small_set), "--arms", ARMS, "--out", str(out))
     assert result.exit_code == 0, result.output
@@ -31,12 +39,12 @@ def test_run_writes_manifest_and_one_complete_log_per_pair(small_set: Path, tmp_
     assert manifest["format"] == 1
     assert list(manifest["arms"]) == ARMS.split(",")
     assert manifest["model"]["adapter"] == "scripted"
-    assert manifest["tasks"]["count"] == len(SMALL_SET)
+    assert manifest["tasks"]["count"] == len(small_set_tasks)
     assert manifest["tasks"]["files"] == {"tasks.yaml": manifest["tasks"]["files"]["tasks.yaml"]}
     assert manifest["budget_tokens"] == 2000
     assert manifest["seed"] == 0
     for arm in ARMS.split(","):
-        for task in SMALL_SET:
+        for task in small_set_tasks:
             records = read_log(out / "logs" / arm / (task["id"].replace("/", "__") + ".jsonl"))
             assert [r["seq"] for r in records] == list(range(len(records)))
             assert records[0]["type"] == "task_start" and records[-1]["type"] == "task_end"
@@ -51,7 +59,9 @@ def test_run_writes_manifest_and_one_complete_log_per_pair(small_set: Path, tmp_
                 assert injection["tokens"] <= injection["budget_tokens"]
 
 
-def test_the_three_arms_behave_as_designed_on_a_fact_change(small_set: Path, tmp_path: Path) -> None:
+def test_the_three_arms_behave_as_designed_on_a_fact_change(
+    read_log: Callable[[Path], list[dict[str, Any]]], small_set: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
     assert _run("--tasks", str(small_set), "--arms", ARMS, "--out", str(out)).exit_code == 0
 

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-from openai_stub import Reply, StubServer
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
@@ -36,20 +35,20 @@ sessions:
 """
 
 
-def tool_reply(*calls: tuple[str, dict]) -> Reply:
+def tool_reply(stub_reply, *calls: tuple[str, dict]):
     tool_calls = [
         {"id": f"t{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
         for i, (name, args) in enumerate(calls)
     ]
     message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
-    return Reply(
+    return stub_reply(
         body={"choices": [{"message": message}], "usage": {"prompt_tokens": 50, "completion_tokens": 9}}
     )
 
 
-def text_reply(text: str) -> Reply:
+def text_reply(stub_reply, text: str):
     message = {"role": "assistant", "content": text}
-    return Reply(
+    return stub_reply(
         body={"choices": [{"message": message}], "usage": {"prompt_tokens": 60, "completion_tokens": 4}}
     )
 
@@ -63,19 +62,12 @@ def env(monkeypatch, tmp_path):
     monkeypatch.setenv(envopts.CACHE_PATH, str(tmp_path / "responses.sqlite3"))
 
 
-@pytest.fixture
-def server():
-    stub = StubServer().start()
-    yield stub
-    stub.stop()
-
-
-def run(server: StubServer, tmp_path: Path, out: str, *extra: str):
+def run(openai_stub, tmp_path: Path, out: str, *extra: str):
     tasks = tmp_path / "tasks"
     tasks.mkdir(exist_ok=True)
     (tasks / "drink.yaml").write_text(TASK, encoding="utf-8")
     args = ["run", "--no-progress", "--no-report", "--tasks", str(tasks), "--arms", "agent-managed"]
-    args += ["--model", "openai:stub", "--base-url", server.base_url, "--api-key", "sk-secret", "--out"]
+    args += ["--model", "openai:stub", "--base-url", openai_stub.base_url, "--api-key", "sk-secret", "--out"]
     return CliRunner().invoke(app, [*args, str(tmp_path / out), *extra])
 
 
@@ -84,18 +76,21 @@ def records(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
 
 
-def test_the_model_manages_memory_through_tools(env, server, tmp_path):
-    server.script(
-        tool_reply(("amnesia_remember", {"content": "The verification drink is lapsang.", "ttl": "1d"})),
-        text_reply("Noted."),
+def test_the_model_manages_memory_through_tools(stub_reply, env, openai_stub, tmp_path):
+    openai_stub.script(
         tool_reply(
+            stub_reply, ("amnesia_remember", {"content": "The verification drink is lapsang.", "ttl": "1d"})
+        ),
+        text_reply(stub_reply, "Noted."),
+        tool_reply(
+            stub_reply,
             ("amnesia_forget", {"query": "verification drink"}),
             ("amnesia_remember", {"content": "The verification drink is oolong.", "ttl": "30d"}),
         ),
-        text_reply("Updated."),
-        text_reply("It is no longer lapsang, it is oolong."),
+        text_reply(stub_reply, "Updated."),
+        text_reply(stub_reply, "It is no longer lapsang, it is oolong."),
     )
-    result = run(server, tmp_path, "run1")
+    result = run(openai_stub, tmp_path, "run1")
     assert result.exit_code == 0, result.output
     log = records(tmp_path / "run1")
     calls = [r for r in log if r["type"] == "model_call"]
@@ -115,30 +110,30 @@ def test_the_model_manages_memory_through_tools(env, server, tmp_path):
     (probe,) = [r for r in log if r["type"] == "probe"]
     assert probe["classification"] == "correct"  # negation-aware: "no longer lapsang"
     # Every request offered the seven tools; the logged prompt is what the server received.
-    assert all(len(body["tools"]) == 7 for body in server.requests)
-    assert [c["messages"] for c in calls] == [body["messages"] for body in server.requests]
+    assert all(len(body["tools"]) == 7 for body in openai_stub.requests)
+    assert [c["messages"] for c in calls] == [body["messages"] for body in openai_stub.requests]
     manifest = (tmp_path / "run1" / "manifest.json").read_text(encoding="utf-8")
     assert "sk-secret" not in manifest
 
     # A re-run is answered entirely by the response cache: no new request reaches the server.
-    sent = len(server.requests)
-    assert run(server, tmp_path, "run2").exit_code == 0
-    assert len(server.requests) == sent
+    sent = len(openai_stub.requests)
+    assert run(openai_stub, tmp_path, "run2").exit_code == 0
+    assert len(openai_stub.requests) == sent
     rerun_calls = [r for r in records(tmp_path / "run2") if r["type"] == "model_call"]
     assert all(c["cached"] for c in rerun_calls)
     assert [c["response"] for c in rerun_calls] == [c["response"] for c in calls]
 
 
-def test_no_cache_calls_the_model_again(env, server, tmp_path):
-    assert run(server, tmp_path, "run1").exit_code == 0
-    sent = len(server.requests)
-    assert run(server, tmp_path, "run2", "--no-cache").exit_code == 0
-    assert len(server.requests) == 2 * sent
+def test_no_cache_calls_the_model_again(env, openai_stub, tmp_path):
+    assert run(openai_stub, tmp_path, "run1").exit_code == 0
+    sent = len(openai_stub.requests)
+    assert run(openai_stub, tmp_path, "run2", "--no-cache").exit_code == 0
+    assert len(openai_stub.requests) == 2 * sent
 
 
-def test_a_failed_model_call_is_a_clear_error_not_an_answer(env, server, tmp_path):
-    server.script(Reply(401, {"error": "invalid api key"}))
-    result = run(server, tmp_path, "run1")
+def test_a_failed_model_call_is_a_clear_error_not_an_answer(stub_reply, env, openai_stub, tmp_path):
+    openai_stub.script(stub_reply(401, {"error": "invalid api key"}))
+    result = run(openai_stub, tmp_path, "run1")
     assert result.exit_code == 1
     assert "error: openai: POST" in result.output and "HTTP 401" in result.output
     assert "Traceback" not in result.output

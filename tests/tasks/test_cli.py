@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from amnesia_bench import cli
 
-TASKS = Path(__file__).resolve().parent.parent / "tasks"
+TASKS = Path(__file__).resolve().parents[2] / "tasks"
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from task_checks import assert_probe_values_written_before_and_not_asked
 
 from tasks.load import GROUPS, load_tasks, task_set_hash
 
-TASKS = Path(__file__).resolve().parent.parent / "tasks"
+TASKS = Path(__file__).resolve().parents[2] / "tasks"
 CATEGORIES = {
     "helpful": {"preference-continuation", "project-context", "long-task-state", "idle-gap-preference"},
     "harmful": {

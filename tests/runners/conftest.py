@@ -1,4 +1,6 @@
-"""A tiny OpenAI-compatible chat-completions server on 127.0.0.1 for the model tests.
+"""Fixtures for the runner and model tests: `openai_stub`, a tiny OpenAI-compatible chat-completions server on
+127.0.0.1 (ephemeral port, started and stopped around each test), and `stub_reply`, the class of its scripted
+replies.
 
 Each test scripts the replies: a queue of `Reply` (status, body, headers, delay) consumed one per request;
 once the queue is empty the server answers 200 with a completion echoing the last user message. It records
@@ -11,20 +13,30 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import pytest
+
 
 @dataclass
 class Reply:
+    """One scripted answer of the stub server."""
+
     status: int = 200
-    body: dict[str, Any] | str | None = None  # None = the default echo completion
+    """HTTP status code."""
+    body: dict[str, Any] | str | None = None
+    """JSON body (dict), raw text, or None for the default echo completion."""
     headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0  # seconds to wait before answering (timeouts, concurrency)
+    """Extra response headers (e.g. retry-after)."""
+    delay: float = 0.0
+    """Seconds to wait before answering (timeouts, concurrency)."""
 
 
 def echo_completion(request_body: dict[str, Any]) -> dict[str, Any]:
+    """A completion that echoes the last user message, with fixed usage numbers."""
     last_user = next(m["content"] for m in reversed(request_body["messages"]) if m["role"] == "user")
     return {
         "id": "cmpl-stub",
@@ -40,6 +52,8 @@ def echo_completion(request_body: dict[str, Any]) -> dict[str, Any]:
 
 
 class StubServer:
+    """The server: bound to an ephemeral port on 127.0.0.1 when made, serving between start() and stop()."""
+
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
@@ -53,20 +67,30 @@ class StubServer:
 
     @property
     def base_url(self) -> str:
+        """The OpenAI base URL (ending in /v1) of this server."""
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
     def script(self, *replies: Reply) -> None:
+        """Queue replies for the next requests, one each."""
         self.replies.extend(replies)
 
     def start(self) -> StubServer:
+        """Serve in a background thread."""
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Stop serving and free the port; calling it again does nothing."""
         if self._thread.is_alive():  # shutdown() would wait forever for a loop that never started
             self._httpd.shutdown()
         self._httpd.server_close()
+
+    def __enter__(self) -> StubServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
     def _next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
@@ -117,3 +141,16 @@ class StubServer:
                 return None
 
         return Handler
+
+
+@pytest.fixture
+def openai_stub() -> Iterator[StubServer]:
+    """A started stub server, stopped after the test."""
+    with StubServer() as stub:
+        yield stub
+
+
+@pytest.fixture(scope="session")
+def stub_reply() -> type[Reply]:
+    """The `Reply` class, to script the stub server's answers."""
+    return Reply

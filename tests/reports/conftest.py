@@ -1,4 +1,5 @@
-"""A small hand-written run folder that follows the session-log schema of docs/ARCHITECTURE.md exactly.
+"""Fixtures for the report tests: `write_run(root, seed=0)` writes a small hand-written run folder that
+follows the session-log schema of docs/ARCHITECTURE.md exactly.
 
 Three arms × four tasks; every probe's classification is fixed below so the metrics can be computed by hand.
 The memory policies are simulated in a few lines: no-memory writes nothing, full-memory injects every item it
@@ -8,8 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from amnesia.durations import format_duration
 from amnesia.tokens import count_tokens
@@ -150,7 +154,7 @@ def _pair_records(arm: str, task: dict[str, Any], seed: int) -> list[dict[str, A
     return records
 
 
-def write_run(root: Path, seed: int = 0) -> Path:
+def _write_run(root: Path, seed: int = 0) -> Path:
     """Write the fixture run folder at `root` and return it."""
     files = {
         f"{t['id']}.yaml": hashlib.sha256(json.dumps(t, sort_keys=True).encode()).hexdigest() for t in TASKS
@@ -174,3 +178,9 @@ def write_run(root: Path, seed: int = 0) -> Path:
                 "\n".join(lines) + "\n", encoding="utf-8"
             )
     return root
+
+
+@pytest.fixture(scope="session")
+def write_run() -> Callable[..., Path]:
+    """`write_run(root, seed=0) -> root`: the fixture run folder, written at `root`."""
+    return _write_run
