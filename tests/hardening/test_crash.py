@@ -8,9 +8,10 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from runner_support import run_args, run_cli_then_kill, run_logs, write_tasks
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
@@ -41,7 +42,7 @@ def test_engine_killed_at_random_points_loses_nothing_and_leaves_nothing_half_do
     assert figures["writes_checked"] > 50 and figures["forgets_checked"] > 20
 
 
-def _args(tasks: Path, out: Path, workers: int) -> list[str]:
+def _args(run_args: Callable[..., list[str]], tasks: Path, out: Path, workers: int) -> list[str]:
     return run_args(tasks, out, "--workers", str(workers))
 
 
@@ -50,26 +51,39 @@ def _finished(out: Path) -> int:
     return sum(is_finished(p) for p in logs.rglob("*.jsonl")) if logs.exists() else 0
 
 
-def _run_and_kill(args: list[str], out: Path, more_finished: int) -> None:
+def _run_and_kill(
+    run_cli_then_kill: Callable[..., None], args: list[str], out: Path, more_finished: int
+) -> None:
     """Start the CLI and SIGKILL its whole process group once `more_finished` more pairs are done."""
     target = _finished(out) + more_finished
     run_cli_then_kill(args, lambda: _finished(out) >= target, timeout=120)
 
 
-def test_runner_killed_and_resumed_repeatedly_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+def test_runner_killed_and_resumed_repeatedly_equals_an_uninterrupted_run(
+    write_tasks: Callable[..., Path],
+    run_args: Callable[..., list[str]],
+    run_logs: Callable[[Path], dict[str, Any]],
+    run_cli_then_kill: Callable[..., None],
+    tmp_path: Path,
+) -> None:
     generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 8, seed=11)]
     tasks = write_tasks(tmp_path / "tasks", generated)
     pairs = 3 * len(generated)
     rng = random.Random(7)
     out = tmp_path / "killed"
-    _run_and_kill(_args(tasks, out, workers=2), out, rng.randrange(1, 14))
+    _run_and_kill(run_cli_then_kill, _args(run_args, tasks, out, workers=2), out, rng.randrange(1, 14))
     for _ in range(2):  # kill the resumes too, each at another random point
-        _run_and_kill([*_args(tasks, out, workers=2), "--resume"], out, rng.randrange(1, 14))
+        _run_and_kill(
+            run_cli_then_kill,
+            [*_args(run_args, tasks, out, workers=2), "--resume"],
+            out,
+            rng.randrange(1, 14),
+        )
     assert _finished(out) < pairs, "the run finished before a kill landed; nothing was tested"
-    resumed = CliRunner().invoke(app, [*_args(tasks, out, workers=1), "--resume"])
+    resumed = CliRunner().invoke(app, [*_args(run_args, tasks, out, workers=1), "--resume"])
     assert resumed.exit_code == 0, resumed.output
     reference = tmp_path / "reference"
-    assert CliRunner().invoke(app, _args(tasks, reference, workers=1)).exit_code == 0
+    assert CliRunner().invoke(app, _args(run_args, tasks, reference, workers=1)).exit_code == 0
     killed_logs, reference_logs = run_logs(out), run_logs(reference)
     assert len(reference_logs) == pairs
     assert killed_logs.keys() == reference_logs.keys()

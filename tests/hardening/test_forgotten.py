@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from runner_support import write_tasks
 from typer.testing import CliRunner
 
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
@@ -139,7 +138,9 @@ FORGET_TASK = {
 
 
 @pytest.mark.parametrize("arm", ["amnesia", "full-memory"])
-def test_no_prompt_after_the_forget_carries_the_content(tmp_path: Path, arm: str) -> None:
+def test_no_prompt_after_the_forget_carries_the_content(
+    write_tasks: Callable[..., Path], tmp_path: Path, arm: str
+) -> None:
     tasks = write_tasks(tmp_path / "tasks", [FORGET_TASK])
     out = tmp_path / "run"
     args = ["run", "--no-progress", "--no-report", "--tasks", str(tasks), "--arms", arm, "--out", str(out)]

@@ -16,7 +16,6 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from runner_support import DRINK_TASK, write_tasks
 
 from amnesia import Amnesia, Config, InMemoryStore, InvalidInput, SimulatedClock
 from amnesia.cli import run as memory_cli
@@ -134,9 +133,9 @@ def _check_task_file(path: Path) -> None:
 @FUZZ
 @given(path=st.lists(st.integers(0, 20), max_size=8), replacement=VALUES | NASTY_TEXT)
 def test_task_loader_reports_every_mutation_as_file_line_field_problem(
-    path: list[int], replacement: Any
+    drink_task: dict[str, Any], path: list[int], replacement: Any
 ) -> None:
-    document = _mutate(DRINK_TASK, path, replacement)
+    document = _mutate(drink_task, path, replacement)
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "task.yaml"
         try:
@@ -261,13 +260,13 @@ BENCH_VALUES = st.sampled_from(
     ),
 )
 def test_bench_cli_fuzzed_arguments_never_traceback_and_bad_ones_write_nothing(
-    command: str, rest: list[str]
+    write_tasks: Callable[..., Path], drink_task: dict[str, Any], command: str, rest: list[str]
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "out"
         argv = [command]
         if command == "run":  # cheap defaults that the fuzzed arguments may override
-            tiny = write_tasks(Path(folder) / "tasks", [DRINK_TASK])
+            tiny = write_tasks(Path(folder) / "tasks", [drink_task])
             argv += ["--tasks", str(tiny), "--arms", "no-memory", "--no-progress", "--no-report"]
         argv += rest
         if command in ("run", "generate"):

@@ -8,7 +8,6 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from task_checks import assert_probe_values_written_before_and_not_asked
 
 from tasks.generate import HARMFUL, HELPFUL, generate, write_generated
 from tasks.load import GROUPS, load_tasks, task_set_hash, validate_path
@@ -44,7 +43,9 @@ def test_unknown_group_and_negative_n_are_refused():
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=2**32), group=st.sampled_from(GROUPS))
-def test_generated_tasks_validate_and_are_answerable(tmp_path_factory, seed, group):
+def test_generated_tasks_validate_and_are_answerable(
+    assert_probe_values_written_before_and_not_asked, tmp_path_factory, seed, group
+):
     tasks = generate(group, 12, seed)
     path = tmp_path_factory.mktemp("gen") / "set.yaml"
     path.write_text(yaml.safe_dump(tasks, allow_unicode=True, sort_keys=False), encoding="utf-8")

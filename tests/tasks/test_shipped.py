@@ -6,7 +6,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from task_checks import assert_probe_values_written_before_and_not_asked
 
 from tasks.load import GROUPS, load_tasks, task_set_hash
 
@@ -63,7 +62,9 @@ def test_harmful_set_has_the_required_shapes(shipped):
     assert any(spec.key is None and spec.kind == "fact" and spec.source == "user" for spec in writes)
 
 
-def test_every_probe_value_was_written_before_the_probe_and_is_not_in_the_question(shipped):
+def test_every_probe_value_was_written_before_the_probe_and_is_not_in_the_question(
+    assert_probe_values_written_before_and_not_asked, shipped
+):
     for task in shipped:
         assert_probe_values_written_before_and_not_asked(task)
 
