@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,7 @@ from tasks.logschema import Record
 from tasks.spec import ForgetSpec, RememberSpec
 
 
-def _records(
-    read_log: Callable[[Path], list[dict[str, Any]]], out: Path, arm: str, task_id: str
-) -> list[dict[str, Any]]:
+def _records(read_log, out: Path, arm: str, task_id: str) -> list[dict[str, Any]]:
     return read_log(out / "logs" / arm / (task_id.replace("/", "__") + ".jsonl"))
 
 
@@ -77,11 +74,7 @@ def _normalised(record: Any) -> Any:
 
 
 def test_b_and_c_logs_are_identical_when_nothing_expires(
-    write_tasks: Callable[..., Path],
-    run_ok: Callable[..., None],
-    run_logs: Callable[[Path], dict[str, Any]],
-    small_set_tasks: list[dict[str, Any]],
-    tmp_path: Path,
+    write_tasks, run_ok, run_logs, small_set_tasks, tmp_path: Path
 ) -> None:
     generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 15, seed=11)]
     tasks = _without_expiry([*small_set_tasks, *generated])
@@ -100,13 +93,7 @@ def test_b_and_c_logs_are_identical_when_nothing_expires(
         assert forgets == 0
 
 
-def test_b_keeps_what_c_forgets(
-    write_tasks: Callable[..., Path],
-    run_ok: Callable[..., None],
-    read_log: Callable[[Path], list[dict[str, Any]]],
-    drink_task: dict[str, Any],
-    tmp_path: Path,
-) -> None:
+def test_b_keeps_what_c_forgets(write_tasks, run_ok, read_log, drink_task, tmp_path: Path) -> None:
     folder = write_tasks(tmp_path / "tasks", [drink_task])
     run_ok(folder, tmp_path / "run", arms="full-memory,amnesia")
     full = _records(read_log, tmp_path / "run", "full-memory", drink_task["id"])
@@ -122,11 +109,7 @@ def test_b_keeps_what_c_forgets(
 
 
 def test_sub_agent_memories_stay_in_its_session_and_end_with_it(
-    write_tasks: Callable[..., Path],
-    run_ok: Callable[..., None],
-    read_log: Callable[[Path], list[dict[str, Any]]],
-    subagent_task: dict[str, Any],
-    tmp_path: Path,
+    write_tasks, run_ok, read_log, subagent_task, tmp_path: Path
 ) -> None:
     folder = write_tasks(tmp_path / "tasks", [subagent_task])
     run_ok(folder, tmp_path / "run", arms="full-memory,amnesia")
@@ -254,13 +237,7 @@ def test_aliases_and_budget_option(tmp_path: Path) -> None:
     assert arm.memory_context("q", []).block == ""
 
 
-def test_no_memory_injects_nothing(
-    write_tasks: Callable[..., Path],
-    run_ok: Callable[..., None],
-    read_log: Callable[[Path], list[dict[str, Any]]],
-    small_set_tasks: list[dict[str, Any]],
-    tmp_path: Path,
-) -> None:
+def test_no_memory_injects_nothing(write_tasks, run_ok, read_log, small_set_tasks, tmp_path: Path) -> None:
     folder = write_tasks(tmp_path / "tasks", small_set_tasks)
     run_ok(folder, tmp_path / "run", arms="no-memory")
     for task in small_set_tasks:

@@ -8,9 +8,7 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
@@ -42,7 +40,7 @@ def test_engine_killed_at_random_points_loses_nothing_and_leaves_nothing_half_do
     assert figures["writes_checked"] > 50 and figures["forgets_checked"] > 20
 
 
-def _args(run_args: Callable[..., list[str]], tasks: Path, out: Path, workers: int) -> list[str]:
+def _args(run_args, tasks: Path, out: Path, workers: int) -> list[str]:
     return run_args(tasks, out, "--workers", str(workers))
 
 
@@ -51,20 +49,14 @@ def _finished(out: Path) -> int:
     return sum(is_finished(p) for p in logs.rglob("*.jsonl")) if logs.exists() else 0
 
 
-def _run_and_kill(
-    run_cli_then_kill: Callable[..., None], args: list[str], out: Path, more_finished: int
-) -> None:
+def _run_and_kill(run_cli_then_kill, args: list[str], out: Path, more_finished: int) -> None:
     """Start the CLI and SIGKILL its whole process group once `more_finished` more pairs are done."""
     target = _finished(out) + more_finished
     run_cli_then_kill(args, lambda: _finished(out) >= target, timeout=120)
 
 
 def test_runner_killed_and_resumed_repeatedly_equals_an_uninterrupted_run(
-    write_tasks: Callable[..., Path],
-    run_args: Callable[..., list[str]],
-    run_logs: Callable[[Path], dict[str, Any]],
-    run_cli_then_kill: Callable[..., None],
-    tmp_path: Path,
+    write_tasks, run_args, run_logs, run_cli_then_kill, tmp_path: Path
 ) -> None:
     generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 8, seed=11)]
     tasks = write_tasks(tmp_path / "tasks", generated)

@@ -138,9 +138,7 @@ FORGET_TASK = {
 
 
 @pytest.mark.parametrize("arm", ["amnesia", "full-memory"])
-def test_no_prompt_after_the_forget_carries_the_content(
-    write_tasks: Callable[..., Path], tmp_path: Path, arm: str
-) -> None:
+def test_no_prompt_after_the_forget_carries_the_content(write_tasks, tmp_path: Path, arm: str) -> None:
     tasks = write_tasks(tmp_path / "tasks", [FORGET_TASK])
     out = tmp_path / "run"
     args = ["run", "--no-progress", "--no-report", "--tasks", str(tasks), "--arms", arm, "--out", str(out)]

@@ -133,7 +133,7 @@ def _check_task_file(path: Path) -> None:
 @FUZZ
 @given(path=st.lists(st.integers(0, 20), max_size=8), replacement=VALUES | NASTY_TEXT)
 def test_task_loader_reports_every_mutation_as_file_line_field_problem(
-    drink_task: dict[str, Any], path: list[int], replacement: Any
+    drink_task, path: list[int], replacement: Any
 ) -> None:
     document = _mutate(drink_task, path, replacement)
     with tempfile.TemporaryDirectory() as folder:
@@ -260,7 +260,7 @@ BENCH_VALUES = st.sampled_from(
     ),
 )
 def test_bench_cli_fuzzed_arguments_never_traceback_and_bad_ones_write_nothing(
-    write_tasks: Callable[..., Path], drink_task: dict[str, Any], command: str, rest: list[str]
+    write_tasks, drink_task, command: str, rest: list[str]
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "out"

@@ -5,7 +5,6 @@ phrasing and secrets never enter memory. The attack suite (English and Chinese) 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -161,9 +160,7 @@ POISON_TASK = {
 }
 
 
-def test_a_run_refuses_the_injection_and_marks_what_it_keeps(
-    write_tasks: Callable[..., Path], run_ok: Callable[..., None], tmp_path: Path
-) -> None:
+def test_a_run_refuses_the_injection_and_marks_what_it_keeps(write_tasks, run_ok, tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path / "tasks", [POISON_TASK])
     out = tmp_path / "run"
     run_ok(tasks, out, arms="amnesia")

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from runners.replay import derive_seed
 from tasks.generate import generate
@@ -13,18 +11,14 @@ from tasks.generate import generate
 ARMS = "no-memory,full-memory,amnesia"
 
 
-def _mixed_set(write_tasks: Callable[..., Path], small_set_tasks: list[dict[str, Any]], folder: Path) -> Path:
+def _mixed_set(write_tasks, small_set_tasks, folder: Path) -> Path:
     generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 6, seed=3)]
     write_tasks(folder, small_set_tasks, "small.yaml")
     return write_tasks(folder, generated, "generated.yaml")
 
 
 def test_two_runs_and_one_vs_two_workers_give_identical_logs(
-    write_tasks: Callable[..., Path],
-    run_ok: Callable[..., None],
-    run_logs: Callable[[Path], dict[str, Any]],
-    small_set_tasks: list[dict[str, Any]],
-    tmp_path: Path,
+    write_tasks, run_ok, run_logs, small_set_tasks, tmp_path: Path
 ) -> None:
     tasks = _mixed_set(write_tasks, small_set_tasks, tmp_path / "tasks")
     run_ok(tasks, tmp_path / "a")
@@ -37,11 +31,7 @@ def test_two_runs_and_one_vs_two_workers_give_identical_logs(
 
 
 def test_a_pair_does_not_depend_on_which_other_tasks_run(
-    write_tasks: Callable[..., Path],
-    run_ok: Callable[..., None],
-    run_logs: Callable[[Path], dict[str, Any]],
-    small_set_tasks: list[dict[str, Any]],
-    tmp_path: Path,
+    write_tasks, run_ok, run_logs, small_set_tasks, tmp_path: Path
 ) -> None:
     tasks = _mixed_set(write_tasks, small_set_tasks, tmp_path / "tasks")
     run_ok(tasks, tmp_path / "all")
@@ -52,11 +42,7 @@ def test_a_pair_does_not_depend_on_which_other_tasks_run(
 
 
 def test_pair_seeds_come_from_the_run_seed_and_the_task_id(
-    write_tasks: Callable[..., Path],
-    run_ok: Callable[..., None],
-    run_logs: Callable[[Path], dict[str, Any]],
-    small_set_tasks: list[dict[str, Any]],
-    tmp_path: Path,
+    write_tasks, run_ok, run_logs, small_set_tasks, tmp_path: Path
 ) -> None:
     tasks = write_tasks(tmp_path / "tasks", small_set_tasks)
     run_ok(tasks, tmp_path / "s0")

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -20,17 +18,12 @@ def _run(*args: str) -> object:
 
 
 @pytest.fixture
-def small_set(
-    write_tasks: Callable[..., Path], small_set_tasks: list[dict[str, Any]], tmp_path: Path
-) -> Path:
+def small_set(write_tasks, small_set_tasks, tmp_path: Path) -> Path:
     return write_tasks(tmp_path / "tasks", small_set_tasks)
 
 
 def test_run_writes_manifest_and_one_complete_log_per_pair(
-    read_log: Callable[[Path], list[dict[str, Any]]],
-    small_set_tasks: list[dict[str, Any]],
-    small_set: Path,
-    tmp_path: Path,
+    read_log, small_set_tasks, small_set: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     result = _run("--tasks", str(small_set), "--arms", ARMS, "--out", str(out))
@@ -60,7 +53,7 @@ def test_run_writes_manifest_and_one_complete_log_per_pair(
 
 
 def test_the_three_arms_behave_as_designed_on_a_fact_change(
-    read_log: Callable[[Path], list[dict[str, Any]]], small_set: Path, tmp_path: Path
+    read_log, small_set: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     assert _run("--tasks", str(small_set), "--arms", ARMS, "--out", str(out)).exit_code == 0

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
@@ -20,7 +18,7 @@ def _args(tasks: Path, out: Path) -> list[str]:
     return ["run", "--no-progress", "--no-report", "--tasks", str(tasks), "--arms", ARMS, "--out", str(out)]
 
 
-def _kill_mid_run(run_cli_then_kill: Callable[..., None], tasks: Path, out: Path) -> None:
+def _kill_mid_run(run_cli_then_kill, tasks: Path, out: Path) -> None:
     def twenty_logs_started() -> bool:
         return (out / "logs").exists() and len(list((out / "logs").rglob("*.jsonl"))) >= 20
 
@@ -28,10 +26,7 @@ def _kill_mid_run(run_cli_then_kill: Callable[..., None], tasks: Path, out: Path
 
 
 def test_resume_after_a_kill_equals_an_uninterrupted_run(
-    write_tasks: Callable[..., Path],
-    run_logs: Callable[[Path], dict[str, Any]],
-    run_cli_then_kill: Callable[..., None],
-    tmp_path: Path,
+    write_tasks, run_logs, run_cli_then_kill, tmp_path: Path
 ) -> None:
     generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 30, seed=5)]
     tasks = write_tasks(tmp_path / "tasks", generated)
@@ -61,9 +56,7 @@ def test_resume_after_a_kill_equals_an_uninterrupted_run(
         assert seqs == list(range(len(seqs)))
 
 
-def test_resume_refuses_a_run_folder_made_with_other_settings(
-    write_tasks: Callable[..., Path], tmp_path: Path
-) -> None:
+def test_resume_refuses_a_run_folder_made_with_other_settings(write_tasks, tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path / "tasks", generate("harmful", 2, seed=1))
     out = tmp_path / "run"
     assert CliRunner().invoke(app, _args(tasks, out)).exit_code == 0
@@ -72,7 +65,7 @@ def test_resume_refuses_a_run_folder_made_with_other_settings(
     assert "cannot resume: seed differs" in result.output
 
 
-def test_resume_of_a_finished_run_replays_nothing(write_tasks: Callable[..., Path], tmp_path: Path) -> None:
+def test_resume_of_a_finished_run_replays_nothing(write_tasks, tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path / "tasks", generate("helpful", 3, seed=1))
     out = tmp_path / "run"
     assert CliRunner().invoke(app, _args(tasks, out)).exit_code == 0
