@@ -13,12 +13,8 @@ DAY = 86_400.0
 
 @pytest.fixture(scope="module")
 def drive(arm_driver):
-    """`drive(workdir, ...)`: an ArmDriver over the arm made from the given name and options."""
-
-    def start(tmp_path, name="claims", **options):
-        return arm_driver(create_arm(name, options), tmp_path)
-
-    return start
+    """`drive(workdir, name="claims", **options)`: an ArmDriver over that arm."""
+    return lambda workdir, name="claims", **options: arm_driver(create_arm(name, options), workdir)
 
 
 def test_new_claim_on_the_same_subject_supersedes_and_explain_shows_the_chain_both_ways(drive, tmp_path):

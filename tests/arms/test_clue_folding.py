@@ -13,12 +13,8 @@ HOUR = 3600.0
 
 @pytest.fixture(scope="module")
 def drive(arm_driver):
-    """`drive(workdir, ...)`: an ArmDriver over the arm made from the given name and options."""
-
-    def start(tmp_path, name="clue-folding", **options):
-        return arm_driver(create_arm(name, options), tmp_path)
-
-    return start
+    """`drive(workdir, name="clue-folding", **options)`: an ArmDriver over that arm."""
+    return lambda workdir, name="clue-folding", **options: arm_driver(create_arm(name, options), workdir)
 
 
 def long_turn(i: int) -> str:

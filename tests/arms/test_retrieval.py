@@ -17,8 +17,8 @@ DAY = 86_400.0
 def drive(arm_driver):
     """`drive(workdir, budget_tokens=2000, **options)`: an ArmDriver over a retrieval arm."""
 
-    def start(tmp_path, budget_tokens=2000, **options):
-        return arm_driver(create_arm("retrieval", options), tmp_path, budget_tokens=budget_tokens)
+    def start(workdir, budget_tokens=2000, **options):
+        return arm_driver(create_arm("retrieval", options), workdir, budget_tokens=budget_tokens)
 
     return start
 
