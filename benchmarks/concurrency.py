@@ -3,7 +3,7 @@ acknowledged write is stored or audited as forgotten, nothing is half-done (benc
 and no `database is locked` reached anyone.
 
     python benchmarks/concurrency.py                          # 2 agents + 2 CLI users + 1 sweeper, 30 s
-    python benchmarks/concurrency.py --seconds 4 --json       # what tests/test_hardening_concurrency.py runs
+    python benchmarks/concurrency.py --seconds 4 --json       # what tests/hardening/test_concurrency.py runs
 
 An agent is an engine in its own process (remember with short ttls, keys, session memories; recall; inject;
 forget; end a sub-agent). A CLI user calls `dsh-memory-forget` (its `run(argv)` entry point, in a loop) with

@@ -2,7 +2,7 @@
 check the database against what the killed process had been told (benchmarks/db_invariants.py).
 
     python benchmarks/crash_safety.py                   # 300 kills (about 3 minutes on 2 cores)
-    python benchmarks/crash_safety.py --kills 24 --json # what tests/test_hardening_crash.py runs
+    python benchmarks/crash_safety.py --kills 24 --json # what tests/hardening/test_crash.py runs
 
 Each round starts a worker on the same SQLite file; the worker loops over seeded random operations on a
 simulated clock (remember with and without a key, session memories, forget by id and by query, sweep, end of

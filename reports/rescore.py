@@ -59,7 +59,8 @@ def rescore_run(run: Path, out: Path | None = None) -> RescoreResult:
         for path in sorted(data.tasks["file"]):
             relative = Path(path).relative_to(run)
             lines = []
-            for line in Path(path).read_text(encoding="utf-8").splitlines():
+            # split on "\n" only: str.splitlines() would also split inside content at U+0085 or U+2028
+            for line in Path(path).read_text(encoding="utf-8").removesuffix("\n").split("\n"):
                 new, is_probe, did_change = _rescore_line(line)
                 probes += is_probe
                 changed += did_change

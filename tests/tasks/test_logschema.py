@@ -68,7 +68,7 @@ def test_written_records_read_back_as_the_same_typed_records(
     assert [parse_record(line) for line in lines] == written
     assert [line["seq"] for line in lines] == list(range(len(written)))
     assert all(line["sim_time"] == 10.0 and line["arm"] == "amnesia" for line in lines)
-    call = json.loads(path.read_text().splitlines()[2])
+    call = json.loads(path.read_text(encoding="utf-8").split("\n")[2])  # not splitlines: U+0085 is content
     assert ("purpose" in call) == (purpose is not None)  # optional field left out at its default
 
 

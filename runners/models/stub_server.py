@@ -1,0 +1,139 @@
+"""A tiny OpenAI-compatible chat-completions server on 127.0.0.1 (ephemeral port) for tests, benchmarks and
+offline demos of the `openai:` adapter: no model behind it, scripted replies.
+
+Each user scripts the replies: a queue of `Reply` (status, body, headers, delay) consumed one per request;
+once the queue is empty the server answers 200 with a completion echoing the last user message. It records
+every request body and header set, and the peak number of requests in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer of the stub server."""
+
+    status: int = 200
+    """HTTP status code."""
+    body: dict[str, Any] | str | None = None
+    """JSON body (dict), raw text, or None for the default echo completion."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra response headers (e.g. retry-after)."""
+    delay: float = 0.0
+    """Seconds to wait before answering (timeouts, concurrency)."""
+
+
+def echo_completion(request_body: dict[str, Any]) -> dict[str, Any]:
+    """A completion that echoes the last user message, with fixed usage numbers."""
+    last_user = next(m["content"] for m in reversed(request_body["messages"]) if m["role"] == "user")
+    return {
+        "id": "cmpl-stub",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": f"echo: {last_user}"},
+            }
+        ],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+    }
+
+
+class StubServer:
+    """The server: bound to an ephemeral port on 127.0.0.1 when made, serving between start() and stop()."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL (ending in /v1) of this server."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies for the next requests, one each."""
+        self.replies.extend(replies)
+
+    def start(self) -> StubServer:
+        """Serve in a background thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and free the port; calling it again does nothing."""
+        if self._thread.is_alive():  # shutdown() would wait forever for a loop that never started
+            self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> StubServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            return self.replies.popleft() if self.replies else Reply()
+
+    def _done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                reply = stub._next_reply(body, {k.lower(): v for k, v in self.headers.items()})
+                done = False
+                try:
+                    if reply.delay:
+                        time.sleep(reply.delay)
+                    if self.path != "/v1/chat/completions":
+                        reply = Reply(404, {"error": f"no route {self.path}"})
+                    payload = reply.body if reply.body is not None else echo_completion(body)
+                    data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                    # The request stops counting as in flight before its answer is sent: once the client has
+                    # the answer it may start the next request, and that must not count as a third at once.
+                    stub._done()
+                    done = True
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+                finally:
+                    if not done:
+                        stub._done()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        return Handler

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from arms.clue_folding import FADED_MARKER, distill, like_escape
+from arms.registry import create_arm
+from tasks.spec import ForgetSpec
+
+HOUR = 3600.0
+
+
+@pytest.fixture(scope="module")
+def drive(arm_driver):
+    """`drive(workdir, name="clue-folding", **options)`: an ArmDriver over that arm."""
+    return lambda workdir, name="clue-folding", **options: arm_driver(create_arm(name, options), workdir)
+
+
+def long_turn(i: int) -> str:
+    return f"Turn {i}: the `config_{i}` flag lives in src/app_{i}.py and matters for project alpha."
+
+
+def test_distill_keeps_names_paths_identifiers_and_cjk_phrases():
+    clue = distill(
+        'Deploy "blue green" via E:/Fishwork/app.ts using recall_from_clues and v3; 记住周会在三楼会议室。'
+    )
+    for seed in ("blue green", "E:/Fishwork/app.ts", "recall_from_clues", "v3", "三楼会议室"):
+        assert seed in clue.seed_tokens
+    assert "deploy" in clue.keywords and clue.summary.startswith("Deploy")
+
+
+def test_below_threshold_history_is_untouched(drive, tmp_path):
+    d = drive(tmp_path)
+    d.start(0)
+    for i in range(8):
+        context = d.turn(long_turn(i))
+        assert context.history is None and context.details["folded_turns"] == 0
+
+
+def test_folds_oldest_two_and_always_keeps_the_recent_four(drive, tmp_path):
+    d = drive(tmp_path, threshold_tokens=1)
+    d.start(0)
+    folds = []
+    for i in range(10):
+        context = d.turn(long_turn(i))
+        folds.append(context.details["folded_now"])
+        folded = context.details["folded_turns"]
+        if context.history is not None:
+            checkpoints = [m for m in context.history if m["content"].startswith("[memory folded]")]
+            assert len(checkpoints) == folded // 2  # one checkpoint line per fold of two turns
+            assert len(context.history) - len(checkpoints) == 2 * (i - folded)  # the unfolded turns, verbatim
+            assert i - folded >= 4  # the most recent four completed turns always stay
+            assert context.history[len(checkpoints)]["content"] == long_turn(folded)
+    # the guard needs 2 + 4 completed turns: first fold at the 7th call, then one fold every other call
+    assert [f is not None for f in folds] == [False] * 6 + [True, False, True, False]
+
+
+def test_fold_failure_leaves_history_untouched(drive, tmp_path):
+    d = drive(tmp_path, threshold_tokens=1)
+    d.start(0)
+    for i in range(6):
+        d.turn(long_turn(i))
+    d.arm.db.execute(  # the insert fails inside the fold transaction
+        "CREATE TRIGGER full_disk BEFORE INSERT ON memory_clues BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+    )
+    context = d.turn(long_turn(6))
+    assert context.history is None and context.details["folded_turns"] == 0 and d.arm.state.checkpoints == []
+    assert d.of_type("memory_write") == []
+
+
+def test_clues_live_in_a_wal_sqlite_table(drive, tmp_path):
+    d = drive(tmp_path)
+    d.start(0)
+    d.turn("The verification drink is lapsang.")
+    d.end()
+    db = sqlite3.connect(tmp_path / "memory_clues.db")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    (keywords,) = db.execute("SELECT keywords FROM memory_clues").fetchone()
+    assert "lapsang" in keywords
+
+
+def test_session_end_fold_carries_clues_to_the_next_session_and_strict_variant_does_not(drive, tmp_path):
+    for name, recalled in (("clue-folding", True), ("clue-folding-strict", False)):
+        d = drive(tmp_path / name, name)
+        d.start(0)
+        d.turn("Remember: the verification drink is lapsang.")
+        d.end()
+        d.start(HOUR)
+        block = d.turn("What is the verification drink?").block
+        assert ("lapsang" in block) is recalled
+        if recalled:
+            assert "written 1h ago" in block
+
+
+def test_like_matching_escapes_wildcards(drive, tmp_path):
+    assert like_escape("100%_done\\") == "100\\%\\_done\\\\"
+    d = drive(tmp_path)
+    d.start(0)
+    d.turn("The build flag is ab_cd.")
+    d.end()
+    d.start(HOUR)
+    assert d.turn("what about abXcd?").block == ""  # `_` must not match any character
+    assert "ab_cd" in d.turn("what about ab_cd?").block
+
+
+def test_recall_limit_char_cap_and_faded_marker(drive, tmp_path):
+    d = drive(tmp_path, max_prompt_chars=300, limit=3)
+    d.start(0)
+    for i in range(6):
+        d.turn(f"Project zebra note {i}: the zebra setting {i} is important.")
+        d.turn(f"Filler {i}.")
+    d.end()
+    d.start(HOUR)
+    lines = d.turn("zebra?").block.splitlines()
+    clue_lines = [line for line in lines if line.startswith("- [")]
+    assert 1 <= len(clue_lines) <= 3 and sum(len(line) + 1 for line in clue_lines) <= 300
+    assert lines[-1] == FADED_MARKER
+
+
+def test_forget_by_query_and_sub_agent_clues_end_with_it(drive, tmp_path):
+    d = drive(tmp_path)
+    d.start(0)
+    d.turn("The verification drink is lapsang.")
+    d.end()
+    d.start(HOUR)
+    d.turn("forget it", forget=(ForgetSpec(query="lapsang"),))
+    assert d.of_type("memory_forget")[-1]["reason"] == "manual"
+    d.end()
+    d.start(2 * HOUR, agent="sub")
+    d.arm.config = type(d.arm.config)(threshold_tokens=1, keep_completed_turns=0)
+    for i in range(3):
+        d.turn(long_turn(i))
+    d.end()
+    assert d.of_type("memory_forget")[-1]["reason"] == "agent-disposed"
+
+
+def test_options_are_validated():
+    with pytest.raises(ValueError, match="limit must be at most 20"):
+        create_arm("clue-folding", {"limit": 21})

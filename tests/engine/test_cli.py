@@ -1,0 +1,200 @@
+"""`dsh-memory-forget` end to end: each call is a fresh process on a SQLite file in a temp dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from amnesia.cli import run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Cli:
+    def __init__(self, tmp_path: Path) -> None:
+        self.db = tmp_path / "memory.db"
+        # Hermetic: no AMNESIA_* from the caller, and a HOME where the default db path would be harmless.
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("AMNESIA_")} | {
+            "HOME": str(tmp_path)
+        }
+
+    def run(self, *args: str, db: bool = True) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "amnesia.cli", *(["--db", str(self.db)] if db else []), *args]
+        return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=self.env, timeout=60)
+
+    def ok(self, *args: str) -> str:
+        result = self.run(*args)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def json(self, *args: str) -> dict:
+        return json.loads(self.ok("--json", *args))
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path)
+
+
+def assert_bad_input(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def test_stale_fact_dies_on_schedule_and_only_its_hash_stays(cli: Cli) -> None:
+    """Seed §14 on the wall clock: lapsang (ttl 15 s) dies, oolong (600 s) lives, the audit keeps a hash."""
+    # flat curve: the item stays active until its ttl (ebbinghaus would turn it stale at 0.4 ttl).
+    old = cli.json("remember", "The verification drink is lapsang.", "--ttl", "15s", "--curve", "flat")
+    new = cli.json("remember", "The verification drink has changed to oolong.", "--ttl", "600s")
+    status = cli.json("status")
+    assert status["counts"]["active"] == 2
+    assert status["next_expiry_at"] == pytest.approx(old["expires_at"])
+
+    time.sleep(max(0.0, old["expires_at"] - time.time()) + 0.2)
+    status = cli.json("status")
+    assert status["counts"]["active"] == 1
+    assert status["counts"]["forgotten"] == 1
+    assert [p["id"] for p in cli.json("plugs")["items"]] == [new["id"]]
+
+    entries = cli.json("audit", "--limit", "5")["entries"]
+    assert [(e["item_id"], e["reason"]) for e in entries] == [(old["id"], "expired")]
+    assert "lapsang" not in json.dumps(entries)
+    assert "lapsang" not in cli.ok("audit")
+    matches = cli.json("audit", "--verify", "The verification drink is lapsang.")["matches"]
+    assert [m["item_id"] for m in matches] == [old["id"]]
+    assert cli.json("audit", "--verify", "The verification drink is oolong.")["matches"] == []
+
+
+def test_remember_recall_inspect_forget_across_processes(cli: Cli) -> None:
+    out = cli.ok("remember", "Answer in French.", "--ttl", "7d", "--kind", "preference", "--tag", "lang")
+    assert out.startswith("remembered m-")
+    item_id = out.split()[1]
+
+    assert item_id in cli.ok("recall", "French")
+    detail = cli.json("inspect", item_id)
+    assert (detail["kind"], detail["tags"], detail["ttl"]) == ("preference", ["lang"], 604_800.0)
+    assert detail["access_count"] == 1  # the recall above renewed it
+
+    assert cli.json("forget", "--tag", "lang")["ids"] == [item_id]
+    assert cli.ok("plugs").strip() == "no live memories"
+    assert cli.json("audit", "--since", "1h")["entries"][0]["reason"] == "manual"
+
+
+def test_pin_key_supersession_and_preview(cli: Cli) -> None:
+    pinned = cli.json("remember", "Never deploy on Fridays.", "--pin")
+    assert pinned["pinned"] is True and pinned["ttl"] is None
+    first = cli.json("remember", "The staging database is db-stage-2.", "--ttl", "7d", "--key", "staging-db")
+    second = cli.json("remember", "The staging database is db-stage-3.", "--ttl", "7d", "--key", "staging-db")
+    assert second["superseded"] == [first["id"]]
+
+    plan = cli.json("preview", "--budget", "500")
+    assert plan["items"][0]["id"] == pinned["id"]
+    assert "db-stage-3" in plan["block"] and "db-stage-2" not in plan["block"]
+    assert "AMNESIA MEMORY (2 items" in cli.ok("preview")
+    assert cli.json("inspect", second["id"])["access_count"] == 0  # preview renews nothing
+
+
+def test_session_scope_promote_and_unplug(cli: Cli) -> None:
+    keep = cli.json(
+        "remember", "Root cause: the retry timer.", "--ttl", "1d", "--scope", "session", "--owner", "t1"
+    )
+    scratch = cli.json(
+        "remember", "Tried rerunning twice.", "--ttl", "1d", "--scope", "session", "--owner", "t1"
+    )
+    assert cli.json("promote", keep["id"])["scope"] == "workspace"
+    assert cli.json("forget", "--scope", "session", "--owner", "t1")["ids"] == [scratch["id"]]
+    assert [p["id"] for p in cli.json("plugs")["items"]] == [keep["id"]]
+
+
+def test_sweep_and_forget_all(cli: Cli) -> None:
+    cli.ok("remember", "Short-lived note.", "--ttl", "1s")
+    cli.ok("remember", "Long-lived note.", "--ttl", "1d")
+    time.sleep(1.2)
+    swept = cli.json("sweep")
+    assert swept["by_reason"] == {"expired": 1}
+
+    assert_bad_input(cli.run("forget", "--all"), "--yes")
+    assert cli.json("status")["counts"]["active"] == 1  # nothing was deleted by the refused command
+    assert cli.json("forget", "--all", "--yes")["count"] == 1
+
+
+def test_restore_in_restorable_mode(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "amnesia.yaml"
+    config.write_text("restorable: true\n")
+    written = cli.json("--config", str(config), "remember", "Standup moved to 10:30.", "--ttl", "1d")
+    cli.ok("--config", str(config), "forget", written["id"])
+    assert_bad_input(cli.run("restore", written["id"]), "restor")  # restore needs restorable mode on
+    restored = cli.json("--config", str(config), "restore", written["id"])
+    assert restored["content"] == "Standup moved to 10:30." and restored["id"] != written["id"]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (("remember", "x", "--ttl", "7x"), ("--ttl", "7x")),
+        (("remember", "x", "--kind", "gossip"), ("gossip",)),
+        (("remember", "", "--ttl", "1d"), ()),
+        (("remember", "x", "--pin", "--ttl", "1d"), ("--ttl", "pin")),
+        (("forget",), ("forget",)),
+        (("inspect", "m-nope"), ("m-nope",)),
+        (("inspect",), ("ID",)),
+        (("audit", "--limit", "0"), ("--limit",)),
+        (("audit", "--since", "soon"), ("--since",)),
+        (("frobnicate",), ("frobnicate",)),
+        (("--config", "/nonexistent/amnesia.yaml", "status"), ("amnesia.yaml",)),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], fragments: tuple[str, ...]
+) -> None:
+    """In process through `run` (what the console script calls) to keep this matrix fast."""
+    db = str(tmp_path / "memory.db")
+    code = run(["--db", db, *args])
+    out, err = capsys.readouterr()
+    assert_bad_input(subprocess.CompletedProcess(args, code, out, err), *fragments)
+    if Path(db).exists():
+        assert run(["--json", "--db", db, "status"]) == 0
+        assert json.loads(capsys.readouterr().out)["counts"]["active"] == 0
+
+
+def test_a_refused_secret_is_one_line_and_never_echoed(cli: Cli) -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    result = cli.run("remember", f"my token is {secret}", "--ttl", "1d")
+    assert_bad_input(result, "rule")
+    assert secret not in result.stderr + result.stdout
+    assert cli.json("status")["counts"]["active"] == 0
+
+
+def test_a_bad_config_line_is_named(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "amnesia.yaml"
+    config.write_text("restorable: true\nstale_strength: 2\n")
+    assert_bad_input(cli.run("--config", str(config), "status"), "amnesia.yaml:2", "stale_strength")
+
+
+def test_db_defaults_to_env_then_home(cli: Cli, tmp_path: Path) -> None:
+    env_db = tmp_path / "from-env.db"
+    cli.env["AMNESIA_DB"] = str(env_db)
+    assert cli.run("remember", "Env db note.", "--ttl", "1d", db=False).returncode == 0
+    assert env_db.exists()
+    del cli.env["AMNESIA_DB"]
+    assert cli.run("status", db=False).returncode == 0
+    assert (tmp_path / ".amnesia" / "memory.db").exists()
+
+
+def test_help_and_no_arguments_exit_0(cli: Cli) -> None:
+    for args in ((), ("--help",), ("audit", "--help")):
+        result = cli.run(*args, db=False)
+        assert result.returncode == 0
+        assert "Usage" in result.stdout
+    assert "--verify" in cli.run("audit", "--help", db=False).stdout

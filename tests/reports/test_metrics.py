@@ -1,0 +1,109 @@
+"""Metric values against hand-computed expectations on the fixed fixture log (`write_run` in conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reports.logread import load_runs
+from reports.metrics import arm_pairs, benefit_share, paired_table, per_task, summarise
+from reports.staleness import stale_values
+
+
+@pytest.fixture(scope="module")
+def tables(write_run, tmp_path_factory):
+    data = load_runs([write_run(tmp_path_factory.mktemp("run"))])
+    table = per_task(data)
+    return data, table, summarise(table, ["arm", "group"], resamples=200)
+
+
+def _row(summary, arm, group):
+    return summary[(summary["arm"] == arm) & (summary["group"] == group)].iloc[0]
+
+
+def test_rates_match_hand_computed_values(tables):
+    _, _, summary = tables
+    assert _row(summary, "full-memory", "harmful")["stale_error_rate"] == 1.0
+    assert _row(summary, "amnesia", "harmful")["stale_error_rate"] == 0.0
+    assert _row(summary, "amnesia", "all")["success_rate"] == pytest.approx(4 / 5)
+    assert _row(summary, "full-memory", "all")["success_rate"] == pytest.approx(3 / 5)
+    assert _row(summary, "amnesia", "helpful")["false_forgetting_rate"] == pytest.approx(1 / 3)
+    assert _row(summary, "no-memory", "helpful")["abstention_rate"] == 1.0
+    assert _row(summary, "amnesia", "harmful")["probes"] == 2
+
+
+def test_stale_injection_counts_superseded_and_expired_values(tables):
+    _, table, summary = tables
+    full = table[table["arm"] == "full-memory"].set_index("task_id")
+    # drink: lapsang is shown at the update (2d) and at the probe (5d); freeze: shown after expiry (7d).
+    assert full.loc["harmful/drink", "stale_injection_calls"] == 2
+    assert full.loc["harmful/freeze", "stale_injection_calls"] == 1
+    assert _row(summary, "full-memory", "harmful")["stale_injection_rate"] == pytest.approx(3 / 5)
+    assert _row(summary, "amnesia", "harmful")["stale_injection_rate"] == 0.0
+    assert full.loc["harmful/drink", "stale_inject_only_items"] == 1
+
+
+def test_context_tokens_are_the_sum_of_prompt_tokens(tables):
+    data, table, _ = tables
+    expected = data.calls.groupby(["arm", "task_id"])["prompt_tokens"].sum()
+    for _, row in table.iterrows():
+        assert row["context_tokens"] == expected[(row["arm"], row["task_id"])]
+
+
+def test_paired_difference_and_memory_benefit(tables):
+    data, table, _ = tables
+    paired = paired_table(data, table, arm_pairs(data.arms), ["group"], resamples=200)
+    row = paired[(paired["arm"] == "amnesia") & (paired["reference"] == "full-memory")]
+    harmful = row[(row["group"] == "harmful") & (row["metric"] == "success_rate")].iloc[0]
+    assert (
+        harmful["diff"] == 1.0 and harmful["mcnemar_only_arm"] == 2 and harmful["mcnemar_only_reference"] == 0
+    )
+    benefit = benefit_share(table, "amnesia", "full-memory", "no-memory", "helpful", resamples=200)
+    assert benefit["full_benefit"] == 1.0
+    assert benefit["share"] == pytest.approx(2 / 3)
+
+
+def test_a_to_b_to_a_value_is_current_again():
+    task = {
+        "sessions": [
+            {"at": 0, "turns": [{"remember": [{"content": "Drink is lapsang.", "key": "d", "ttl": None}]}]},
+            {"at": 10, "turns": [{"remember": [{"content": "Drink is oolong.", "key": "d", "ttl": None}]}]},
+            {
+                "at": 20,
+                "turns": [{"remember": [{"content": "Drink is lapsang again.", "key": "d", "ttl": None}]}],
+            },
+            {"at": 30, "turns": [{"probe": {"expect": ["oolong"], "stale": ["lapsang"]}}]},
+        ]
+    }
+    (value,) = stale_values(task)
+    assert [value.out_of_date(t) for t in (5, 15, 25)] == [False, True, False]
+
+
+def test_every_arm_is_paired_with_the_reference_arms_whatever_the_run_order():
+    pairs = arm_pairs(["amnesia", "claims", "full-memory", "no-memory"])
+    assert pairs == [
+        ("amnesia", "no-memory"),
+        ("claims", "no-memory"),
+        ("full-memory", "no-memory"),
+        ("amnesia", "full-memory"),
+        ("claims", "full-memory"),
+    ]
+    assert arm_pairs(["b", "a", "c"]) == [("a", "b"), ("c", "b")]
+
+
+def test_the_timeline_task_is_the_one_where_decay_forgot_the_most():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from reports.figures import choose_timeline_task
+
+    rows = [
+        # many events, but everything ended with the sub-agent: nothing decayed
+        *[("harmful", "t/busy", "forget", "agent-disposed")] * 5,
+        ("helpful", "t/decayed", "write", None),
+        ("helpful", "t/decayed", "forget", "stale"),
+        ("mixed", "t/other-arm", "forget", "expired"),
+    ]
+    memory = pd.DataFrame(rows, columns=["group", "task_id", "event", "reason"]).assign(arm="amnesia")
+    memory.loc[memory["task_id"] == "t/other-arm", "arm"] = "full-memory"
+    assert choose_timeline_task(SimpleNamespace(memory=memory), "amnesia") == "t/decayed"

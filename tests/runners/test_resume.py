@@ -1,0 +1,75 @@
+"""A killed run, resumed, ends with the logs of an uninterrupted run: no duplicate, no missing record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from amnesia_bench.cli import app
+from tasks.generate import generate
+from tasks.logschema import is_finished
+
+ARMS = "no-memory,full-memory,amnesia"
+
+
+def _args(tasks: Path, out: Path) -> list[str]:
+    return ["run", "--no-progress", "--no-report", "--tasks", str(tasks), "--arms", ARMS, "--out", str(out)]
+
+
+def _kill_mid_run(run_cli_then_kill, tasks: Path, out: Path) -> None:
+    def twenty_logs_started() -> bool:
+        return (out / "logs").exists() and len(list((out / "logs").rglob("*.jsonl"))) >= 20
+
+    run_cli_then_kill(_args(tasks, out), twenty_logs_started, timeout=60)
+
+
+def test_resume_after_a_kill_equals_an_uninterrupted_run(
+    write_tasks, run_logs, run_cli_then_kill, tmp_path: Path
+) -> None:
+    generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 30, seed=5)]
+    tasks = write_tasks(tmp_path / "tasks", generated)
+    out = tmp_path / "killed"
+    _kill_mid_run(run_cli_then_kill, tasks, out)
+    logs = sorted((out / "logs").rglob("*.jsonl"))
+    assert logs, "the run was killed before writing any log"
+    # Make sure resume has repair work whatever moment the kill hit: a record cut in half, a missing task_end.
+    cut, unended = logs[0], logs[1]
+    text = cut.read_text(encoding="utf-8")
+    cut.write_text(text[: len(text) // 2], encoding="utf-8")
+    lines = unended.read_text(encoding="utf-8").splitlines(keepends=True)
+    unended.write_text("".join(lines[:-1]), encoding="utf-8")
+    assert not is_finished(cut) and not is_finished(unended)
+    manifest_before = (out / "manifest.json").read_text()
+
+    result = CliRunner().invoke(app, [*_args(tasks, out), "--resume"])
+    assert result.exit_code == 0, result.output
+    assert "skipped" in result.output
+    assert (out / "manifest.json").read_text() == manifest_before
+
+    reference = tmp_path / "reference"
+    assert CliRunner().invoke(app, _args(tasks, reference)).exit_code == 0
+    assert run_logs(out) == run_logs(reference)
+    for log in (out / "logs").rglob("*.jsonl"):
+        seqs = [json.loads(line)["seq"] for line in log.read_text().splitlines()]
+        assert seqs == list(range(len(seqs)))
+
+
+def test_resume_refuses_a_run_folder_made_with_other_settings(write_tasks, tmp_path: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks", generate("harmful", 2, seed=1))
+    out = tmp_path / "run"
+    assert CliRunner().invoke(app, _args(tasks, out)).exit_code == 0
+    result = CliRunner().invoke(app, [*_args(tasks, out), "--resume", "--seed", "7"])
+    assert result.exit_code == 2
+    assert "cannot resume: seed differs" in result.output
+
+
+def test_resume_of_a_finished_run_replays_nothing(write_tasks, tmp_path: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks", generate("helpful", 3, seed=1))
+    out = tmp_path / "run"
+    assert CliRunner().invoke(app, _args(tasks, out)).exit_code == 0
+    before = {p: p.stat().st_mtime_ns for p in (out / "logs").rglob("*.jsonl")}
+    result = CliRunner().invoke(app, [*_args(tasks, out), "--resume"])
+    assert result.exit_code == 0 and "0 pairs run, 9 skipped" in result.output
+    assert before == {p: p.stat().st_mtime_ns for p in (out / "logs").rglob("*.jsonl")}
