@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from typing import Any, Literal, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from amnesia.errors import NotFound, NotRestorable
+
+if TYPE_CHECKING:
+    from amnesia.item import MemoryItem
 
 ForgetReason = Literal["expired", "stale", "evicted", "manual", "budget", "agent-disposed", "superseded"]
 FORGET_REASONS: tuple[str, ...] = (
@@ -74,6 +80,87 @@ class AuditEntry(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()  # all scalars: no deep copy needed
 
+    def brief(self) -> dict[str, Any]:
+        """What the `forgotten` event and status' recent forgets say about a forget (no content, no ttl)."""
+        return {
+            "id": self.item_id,
+            "reason": self.reason,
+            "content_hash": self.content_hash,
+            "at": self.at,
+            "kind": self.kind,
+            "scope": self.scope,
+            "owner_id": self.owner_id,
+        }
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AuditEntry:
         return cls(**data)
+
+
+def restorable_entry(entries: Sequence[AuditEntry], item_id: str) -> AuditEntry:
+    """The forget entry `restore(item_id)` brings back, from the audit entries about `item_id`; NotFound
+    or NotRestorable (one line) when there is none, it kept no content, or it was restored already."""
+    forgotten = [e for e in entries if e.item_id == item_id and e.reason in FORGET_REASONS]
+    if not forgotten:
+        raise NotFound(f"id: no forgotten memory {item_id!r} in the audit")
+    entry = forgotten[-1]
+    if entry.content is None:
+        raise NotRestorable(
+            f"restore: {item_id} was forgotten while restorable mode was off; its content is gone"
+        )
+    again = [e for e in entries if e.restored_from == item_id]
+    if again:
+        raise NotRestorable(f"restore: {item_id} was already restored as {again[-1].item_id}")
+    return entry
+
+
+class AuditWriter:
+    """Builds one workspace's audit entries: the keyed content hash always, the content itself only in
+    restorable mode (`keep_content`)."""
+
+    def __init__(self, secret: bytes, workspace_id: str, *, keep_content: bool) -> None:
+        self.hash = ContentHasher(secret)
+        self.workspace_id = workspace_id
+        self.keep_content = keep_content
+
+    def forgets(self, items: Sequence[MemoryItem], reasons: Sequence[str], now: float) -> list[AuditEntry]:
+        """One forget entry per item, `reasons[i]` for `items[i]`."""
+        # One tight comprehension: a sweep may audit tens of thousands of items at once. `_make` builds each
+        # named tuple in C (fields in AuditEntry order; restored_from is None for a forget).
+        digest, workspace, keep = self.hash, self.workspace_id, self.keep_content
+        make = AuditEntry._make
+        return [
+            make(
+                (
+                    item.id,
+                    item.kind,
+                    why,
+                    now,
+                    digest(item.content),
+                    workspace,
+                    item.scope,
+                    item.owner_id,
+                    item.key,
+                    item.ttl,
+                    item.content if keep else None,
+                    None,
+                )
+            )
+            for item, why in zip(items, reasons, strict=True)
+        ]
+
+    def restored(self, forgotten: AuditEntry, new_id: str, ttl: float | None, now: float) -> AuditEntry:
+        """The entry recording that `forgotten` came back as `new_id` (hash only: its content is live)."""
+        return AuditEntry(
+            item_id=new_id,
+            kind=forgotten.kind,
+            reason=RESTORED,
+            at=now,
+            content_hash=forgotten.content_hash,
+            workspace_id=self.workspace_id,
+            scope=forgotten.scope,
+            owner_id=forgotten.owner_id,
+            key=forgotten.key,
+            ttl=ttl,
+            restored_from=forgotten.item_id,
+        )
