@@ -7,15 +7,29 @@ The content itself is kept only in restorable mode (Config.restorable), for rest
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from amnesia.errors import NotFound, NotRestorable
+from amnesia.item import UNSET
 
 if TYPE_CHECKING:
     from amnesia.item import MemoryItem
+
+RESTORE_FIELDS = ("source", "pinned", "curve", "tags", "source_ref", "expires_at", "supersedes")
+# What an entry written before restore_fields existed is restored with: its trust is unknown, so untrusted.
+LEGACY_RESTORE_FIELDS: dict[str, Any] = {
+    "source": "auto",
+    "pinned": False,
+    "curve": None,
+    "tags": (),
+    "source_ref": None,
+    "expires_at": None,
+    "supersedes": None,
+}
 
 ForgetReason = Literal["expired", "stale", "evicted", "manual", "budget", "agent-disposed", "superseded"]
 FORGET_REASONS: tuple[str, ...] = (
@@ -76,9 +90,15 @@ class AuditEntry(NamedTuple):
     ttl: float | None = None
     content: str | None = None  # only in restorable mode
     restored_from: str | None = None  # for "restored": the forgotten item's id
+    # Only in restorable mode: the item's other fields (RESTORE_FIELDS), so that restore() brings it back as
+    # it was — an untrusted memory stays untrusted, a pinned one pinned.
+    restore_fields: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return self._asdict()  # all scalars: no deep copy needed
+        data = self._asdict()
+        if self.restore_fields is not None:  # the only mutable field: callers get their own copy
+            data["restore_fields"] = copy.deepcopy(self.restore_fields)
+        return data
 
     def brief(self) -> dict[str, Any]:
         """What the `forgotten` event and status' recent forgets say about a forget (no content, no ttl)."""
@@ -97,9 +117,10 @@ class AuditEntry(NamedTuple):
         return cls(**data)
 
 
-def restorable_entry(entries: Sequence[AuditEntry], item_id: str) -> AuditEntry:
+def restorable_entry(entries: Sequence[AuditEntry], item_id: str, now: float) -> AuditEntry:
     """The forget entry `restore(item_id)` brings back, from the audit entries about `item_id`; NotFound
-    or NotRestorable (one line) when there is none, it kept no content, or it was restored already."""
+    or NotRestorable (one line) when there is none, it kept no content, it was restored already, or its hard
+    deadline has passed."""
     forgotten = [e for e in entries if e.item_id == item_id and e.reason in FORGET_REASONS]
     if not forgotten:
         raise NotFound(f"id: no forgotten memory {item_id!r} in the audit")
@@ -111,7 +132,40 @@ def restorable_entry(entries: Sequence[AuditEntry], item_id: str) -> AuditEntry:
     again = [e for e in entries if e.restored_from == item_id]
     if again:
         raise NotRestorable(f"restore: {item_id} was already restored as {again[-1].item_id}")
+    deadline = (entry.restore_fields or {}).get("expires_at")
+    if deadline is not None and deadline <= now:
+        raise NotRestorable(f"restore: {item_id} had a hard deadline (expires_at {deadline}) that has passed")
     return entry
+
+
+def restore_arguments(entry: AuditEntry) -> dict[str, Any]:
+    """The fields `restore` writes the memory back with: everything it had except its id and its clock. An
+    entry from before the fields were recorded has no trust information, so it comes back untrusted (auto)."""
+    kept = entry.restore_fields if entry.restore_fields is not None else LEGACY_RESTORE_FIELDS
+    pinned = bool(kept["pinned"])
+    return {
+        "content": entry.content,
+        "kind": entry.kind,
+        # No ttl and not pinned only for a legacy pinned entry: it comes back unpinned with the default ttl.
+        "ttl": entry.ttl if entry.ttl is not None or pinned else UNSET,
+        "pin": pinned,
+        "curve": kept["curve"],
+        "tags": kept["tags"],
+        "source": kept["source"],
+        "scope": entry.scope,
+        "owner_id": entry.owner_id,
+        "key": entry.key,
+        "supersedes": kept["supersedes"],
+        "expires_at": kept["expires_at"],
+        "source_ref": copy.deepcopy(kept["source_ref"]),
+    }
+
+
+def _restore_fields(item: MemoryItem) -> dict[str, Any]:
+    kept = {name: getattr(item, name) for name in RESTORE_FIELDS}
+    kept["tags"] = list(item.tags)  # JSON-able, like the rest
+    kept["source_ref"] = copy.deepcopy(item.source_ref)
+    return kept
 
 
 class AuditWriter:
@@ -144,6 +198,7 @@ class AuditWriter:
                     item.ttl,
                     item.content if keep else None,
                     None,
+                    _restore_fields(item) if keep else None,
                 )
             )
             for item, why in zip(items, reasons, strict=True)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from amnesia import decay, views
-from amnesia.audit import FORGET_REASONS, AuditEntry, AuditWriter, restorable_entry
+from amnesia.audit import FORGET_REASONS, AuditEntry, AuditWriter, restorable_entry, restore_arguments
 from amnesia.checks import check_choice, check_count, check_query, check_time
 from amnesia.clock import Clock, SystemClock
 from amnesia.config import Config
@@ -126,7 +126,11 @@ class Amnesia:
             workspace_id=self.workspace_id,
             now=now,
         )
-        retired = self._index.supersession_targets(item)
+        return self._plug(item, item.supersedes, now)
+
+    def _plug(self, item: MemoryItem, retire_id: str | None, now: float) -> views.MemoryView:
+        """Write a checked item: retire what it supersedes, evict to make room, commit, index, announce."""
+        retired = self._index.supersession_targets(item, retire_id)
         evicted = self._make_room(item, retired, now)
         return self._write(item, retired, evicted, now)
 
@@ -427,22 +431,20 @@ class Amnesia:
         return views.plug_view(item, now, self.config)
 
     def restore(self, id: str) -> views.MemoryView:
-        """Plug a forgotten memory back in from the audit (restorable mode): new id, fresh ttl, audited."""
+        """Plug a forgotten memory back in from the audit (restorable mode) as it was — content, kind, scope,
+        key, source (trust), pin, tags, curve, ttl, deadline — with a new id and a fresh clock; audited. Its
+        key supersedes what now holds it; its recorded `supersedes` id is kept but retires nothing."""
         self._sync()
         if not self.config.restorable:
             raise NotRestorable(
                 "restore: restorable mode is off (Config.restorable=False); the content was deleted"
             )
-        entry = restorable_entry(self.store.audit_for_item(self.workspace_id, id), id)
-        view = self.remember(
-            entry.content,
-            kind=entry.kind,
-            ttl=entry.ttl if entry.ttl is not None else self.config.default_ttl,
-            scope=entry.scope,
-            owner_id=entry.owner_id,
-            key=entry.key,
-        )
-        restored = self._auditor.restored(entry, view.id, view.ttl, self.clock.now())
+        now = self.clock.now()
+        entry = restorable_entry(self.store.audit_for_item(self.workspace_id, id), id, now)
+        arguments = restore_arguments(entry)
+        item = new_item(self.config, self._fresh_id, **arguments, workspace_id=self.workspace_id, now=now)
+        view = self._plug(item, None, now)
+        restored = self._auditor.restored(entry, view.id, view.ttl, now)
         self.store.commit(self.workspace_id, audit=[restored])
         return view
 

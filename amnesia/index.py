@@ -123,14 +123,14 @@ class ItemIndex:
         due_items = [items[ids[slot]] for slot in slots.tolist()]  # type: ignore[index]
         return due_items, ["expired" if hard else "stale" for hard in expired[slots].tolist()]
 
-    def supersession_targets(self, item: MemoryItem) -> list[MemoryItem]:
-        """What a new write retires: its `supersedes` target, then the same key's items in its scope/owner.
-        An untrusted write may not retire the user's own memory."""
+    def supersession_targets(self, item: MemoryItem, retire_id: str | None) -> list[MemoryItem]:
+        """What a new write retires: the item `retire_id` (the write's `supersedes`), then the same key's
+        items in its scope/owner. An untrusted write may not retire the user's own memory."""
         targets: list[MemoryItem] = []
-        if item.supersedes is not None:
-            target = self.items.get(item.supersedes)
+        if retire_id is not None:
+            target = self.items.get(retire_id)
             if target is None:
-                raise NotFound(f"supersedes: no live memory with id {item.supersedes!r}")
+                raise NotFound(f"supersedes: no live memory with id {retire_id!r}")
             targets.append(target)
         if item.key is not None:
             chosen = {target.id for target in targets}

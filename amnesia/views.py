@@ -224,32 +224,20 @@ def plug_view(item: MemoryItem, now: float, config: Config) -> PlugView:
 
 
 def plug_detail(item: MemoryItem, now: float, config: Config) -> PlugDetail:
-    """Every field of one live memory at `now`, with its derived strength, status and times."""
-    forget_at = decay.forget_at(item, config)
+    """Every field of one live memory at `now`: its plug view plus the stored fields and derived times."""
+    summary = vars(plug_view(item, now, config))
     return PlugDetail(
-        id=item.id,
-        kind=item.kind,
-        scope=item.scope,
-        owner_id=item.owner_id,
+        **summary,
         workspace_id=item.workspace_id,
-        status=decay.status(item, now, config),
-        strength=decay.strength(item, now, config),
         base_strength=item.strength,
-        pinned=item.pinned,
-        tokens=item.tokens,
         size_bytes=item.size_bytes,
-        content=item.content,
         source=item.source,
-        untrusted=item.untrusted,
         curve=item.curve,
         ttl=item.ttl,
-        created_at=item.created_at,
-        last_accessed_at=item.last_accessed_at,
         access_count=item.access_count,
-        expires_at=forget_at,
         stale_at=decay.stale_at(item, config),
         hard_expires_at=item.expires_at,
-        remaining=None if forget_at is None else max(0.0, forget_at - now),
+        remaining=None if summary["expires_at"] is None else max(0.0, summary["expires_at"] - now),
         tags=item.tags,
         key=item.key,
         supersedes=item.supersedes,
