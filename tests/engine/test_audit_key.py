@@ -16,6 +16,14 @@ from amnesia.keys import key_folder
 FORGOTTEN = "The door code is 4711."
 
 
+@pytest.fixture
+def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config folder of this test's own, so the key files it finds are the ones it made."""
+    folder = tmp_path / "config-home"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    return folder
+
+
 def raw_bytes(db: Path) -> bytes:
     """The database file and its WAL/shared-memory companions, as they are on disk."""
     return b"".join(path.read_bytes() for path in db.parent.glob(db.name + "*"))
@@ -38,14 +46,14 @@ def the_key_file(config_home: Path) -> Path:
 
 
 def test_the_key_lives_in_a_private_file_and_verify_works_across_reopen(
-    tmp_path: Path, _private_audit_keys: Path
+    tmp_path: Path, config_home: Path
 ) -> None:
     db = tmp_path / "memory.db"
     engine = remember_and_forget(SQLiteStore(db))
     key = engine.store.secret
     engine.close()
 
-    key_file = the_key_file(_private_audit_keys)
+    key_file = the_key_file(config_home)
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(key_file.parent.stat().st_mode) == 0o700
     assert bytes.fromhex(key_file.read_text()) == key
@@ -57,25 +65,25 @@ def test_the_key_lives_in_a_private_file_and_verify_works_across_reopen(
 
 
 def test_the_key_file_can_be_named_by_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _private_audit_keys: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_home: Path
 ) -> None:
     key_file = tmp_path / "keys" / "memory.key"
     monkeypatch.setenv("AMNESIA_AUDIT_KEY_FILE", str(key_file))
     engine = remember_and_forget(SQLiteStore(tmp_path / "memory.db"))
     engine.close()
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
-    assert not any(_private_audit_keys.rglob("*.key"))  # the default folder is not used
+    assert not any(config_home.rglob("*.key"))  # the default folder is not used
     assert len(Amnesia(store=SQLiteStore(tmp_path / "memory.db")).verify(FORGOTTEN)) == 1
 
 
 def test_a_key_given_in_the_environment_is_never_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _private_audit_keys: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_home: Path
 ) -> None:
     key = bytes(range(32))
     monkeypatch.setenv("AMNESIA_AUDIT_KEY", key.hex())
     db = tmp_path / "memory.db"
     remember_and_forget(SQLiteStore(db)).close()
-    assert not any(_private_audit_keys.rglob("*"))
+    assert not any(config_home.rglob("*"))
     assert_key_absent(db, key)
     assert len(Amnesia(store=SQLiteStore(db)).verify(FORGOTTEN)) == 1
 
@@ -93,11 +101,11 @@ def test_a_key_given_in_the_environment_is_never_written(
 
 
 def test_the_cli_refuses_a_database_whose_key_is_missing(
-    tmp_path: Path, _private_audit_keys: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, config_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "memory.db"
     remember_and_forget(SQLiteStore(db)).close()
-    the_key_file(_private_audit_keys).unlink()
+    the_key_file(config_home).unlink()
     assert cli_run(["--db", str(db), "status"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: audit key: ") and err.count("\n") == 1
@@ -113,14 +121,12 @@ def make_legacy_database(db: Path, legacy_key: bytes) -> None:
     assert legacy_key in raw_bytes(db)
 
 
-def test_an_old_database_moves_its_key_out_and_stays_verifiable(
-    tmp_path: Path, _private_audit_keys: Path
-) -> None:
+def test_an_old_database_moves_its_key_out_and_stays_verifiable(tmp_path: Path, config_home: Path) -> None:
     db, legacy_key = tmp_path / "memory.db", b"legacy-key-0123456789abcdefghijk"
     make_legacy_database(db, legacy_key)
 
     store = SQLiteStore(db)
-    key_file = the_key_file(_private_audit_keys)
+    key_file = the_key_file(config_home)
     assert store.secret == legacy_key and store.audit_key_moved_to == key_file
     assert bytes.fromhex(key_file.read_text()) == legacy_key
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
@@ -138,7 +144,7 @@ def test_an_old_database_moves_its_key_out_and_stays_verifiable(
 
 
 def test_an_old_database_is_not_moved_under_an_environment_key(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _private_audit_keys: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_home: Path
 ) -> None:
     db, legacy_key = tmp_path / "memory.db", b"legacy-key-0123456789abcdefghijk"
     make_legacy_database(db, legacy_key)
@@ -146,7 +152,7 @@ def test_an_old_database_is_not_moved_under_an_environment_key(
     with pytest.raises(InvalidInput, match="still holds its own audit key"):
         SQLiteStore(db)
     assert legacy_key in raw_bytes(db)  # refused whole: the key is still where it was
-    assert not any(_private_audit_keys.rglob("*.key"))
+    assert not any(config_home.rglob("*.key"))
 
 
 def test_an_old_database_does_not_overwrite_another_key_file(
@@ -162,10 +168,10 @@ def test_an_old_database_does_not_overwrite_another_key_file(
     assert bytes.fromhex(taken.read_text()) == bytes(range(32)) and legacy_key in raw_bytes(db)
 
 
-def test_in_memory_stores_keep_an_in_process_key(_private_audit_keys: Path) -> None:
+def test_in_memory_stores_keep_an_in_process_key(config_home: Path) -> None:
     first, second = InMemoryStore(), InMemoryStore()
     assert len(first.secret) == 32 and first.secret != second.secret
     engine = Amnesia(store=first, config=Config(), clock=SimulatedClock(0.0))
     engine.forget(engine.remember(FORGOTTEN, ttl="1d").id)
     assert len(engine.verify(FORGOTTEN)) == 1
-    assert not any(_private_audit_keys.rglob("*"))
+    assert not any(config_home.rglob("*"))
