@@ -11,8 +11,12 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-import tomllib
 import yaml
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, published as tomli
+    import tomli as tomllib
 
 from amnesia.durations import parse_duration
 from amnesia.errors import InvalidInput
