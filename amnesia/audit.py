@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from amnesia.checks import shown
 from amnesia.errors import NotFound, NotRestorable
 from amnesia.item import UNSET
 
@@ -127,14 +128,14 @@ def restorable_entry(entries: Sequence[AuditEntry], item_id: str, now: float) ->
     entry = forgotten[-1]
     if entry.content is None:
         raise NotRestorable(
-            f"restore: {item_id} was forgotten while restorable mode was off; its content is gone"
+            f"restore: {shown(item_id)} was forgotten while restorable mode was off; its content is gone"
         )
     again = [e for e in entries if e.restored_from == item_id]
     if again:
-        raise NotRestorable(f"restore: {item_id} was already restored as {again[-1].item_id}")
+        raise NotRestorable(f"restore: {shown(item_id)} was already restored as {shown(again[-1].item_id)}")
     deadline = (entry.restore_fields or {}).get("expires_at")
     if deadline is not None and deadline <= now:
-        raise NotRestorable(f"restore: {item_id} had a hard deadline (expires_at {deadline}) that has passed")
+        raise NotRestorable(f"restore: {shown(item_id)}'s hard deadline (expires_at {deadline}) has passed")
     return entry
 
 

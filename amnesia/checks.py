@@ -8,6 +8,15 @@ from typing import Any
 from amnesia.errors import InvalidInput
 
 
+def shown(text: object) -> str:
+    """`text` as an error message may quote it and stay one line: bare when it is a printable word (no
+    whitespace, no control or separator character), else in repr() form, which escapes every line break."""
+    plain = str(text)
+    if plain and plain.isprintable() and not any(char.isspace() for char in plain):
+        return plain
+    return repr(plain)
+
+
 def check_choice(field_name: str, value: Any, choices: tuple[str, ...]) -> None:
     """`value` must be one of `choices`."""
     if value not in choices:

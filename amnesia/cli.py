@@ -23,6 +23,7 @@ import typer
 
 import amnesia
 from amnesia import Amnesia, Config, SQLiteStore, SystemClock
+from amnesia.checks import shown
 from amnesia.cli_runner import run_app
 from amnesia.config import DEFAULT_DB_PATH
 from amnesia.durations import format_duration, parse_duration
@@ -58,7 +59,7 @@ class CliState:
         path = Path(self.db if self.db is not None else config.db_path).expanduser()
         # A typo in a path must not silently grow a folder tree; the documented default may be created.
         if not path.parent.exists() and not self.create and path != Path(DEFAULT_DB_PATH).expanduser():
-            raise InvalidInput(f"db: folder {path.parent} does not exist; create it or pass --create")
+            raise InvalidInput(f"db: folder {shown(path.parent)} does not exist; create it or pass --create")
         store = SQLiteStore(path, lock_timeout=config.lock_timeout)
         try:
             yield Amnesia(store=store, config=config, clock=self.clock)
@@ -251,7 +252,7 @@ def forget(
             confirm=yes,
         ).to_dict()
     if memory_id is not None and summary["count"] == 0:
-        raise NotFound(f"{memory_id}: no live memory with that id")
+        raise NotFound(f"{shown(memory_id)}: no live memory with that id")
     ids = ", ".join(summary["ids"])
     state.emit(summary, [f"forgot {summary['count']} item(s)" + (f": {ids}" if ids else "")])
 
@@ -376,7 +377,7 @@ def inspect(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar
     with state.engine() as engine:
         detail = engine.inspect(memory_id)
     if detail is None:
-        raise NotFound(f"{memory_id}: no live memory with that id")
+        raise NotFound(f"{shown(memory_id)}: no live memory with that id")
     view = detail.to_dict()
     state.emit(view, [f"{name}: {_detail_value(state, name, value)}" for name, value in view.items()])
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from amnesia import decay
-from amnesia.checks import check_choice, check_query
+from amnesia.checks import check_choice, check_query, shown
 from amnesia.columns import ItemColumns
 from amnesia.errors import CapacityExceeded, InvalidInput, NotFound
 from amnesia.item import SCOPES, MemoryItem, normalize_tags
@@ -142,7 +142,8 @@ class ItemIndex:
             for target in targets:
                 if target.source == "user":
                     raise InvalidInput(
-                        f"key: an untrusted (auto) write cannot supersede the user's memory {target.id}"
+                        "key: an untrusted (auto) write cannot supersede the user's memory "
+                        f"{shown(target.id)}"
                     )
         return targets
 

@@ -22,6 +22,7 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from amnesia.checks import shown
 from amnesia.errors import InvalidInput
 
 KEY_ENV = "AMNESIA_AUDIT_KEY"
@@ -57,7 +58,7 @@ def existing_key(store_id: str, environ: Mapping[str, str] | None = None) -> tup
     if from_env is not None:
         return from_env, f"env {KEY_ENV}"
     location = key_location(store_id, environ)
-    return read_key(location), str(location)
+    return read_key(location), shown(location)
 
 
 def new_store_id() -> str:
@@ -76,19 +77,19 @@ def read_key(path: Path) -> bytes:
         text = path.read_text(encoding="ascii")
     except FileNotFoundError:
         raise InvalidInput(
-            f"audit key: {path} is missing; restore it, or set {KEY_FILE_ENV} (or {KEY_ENV}) to this "
+            f"audit key: {shown(path)} is missing; restore it, or set {KEY_FILE_ENV} (or {KEY_ENV}) to this "
             "store's key"
         ) from None
     except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInput(f"audit key: cannot read {path} ({error.__class__.__name__})") from None
-    return _parse(text, str(path))
+        raise InvalidInput(f"audit key: cannot read {shown(path)} ({error.__class__.__name__})") from None
+    return _parse(text, shown(path))
 
 
 def write_key(path: Path, key: bytes) -> None:
     """Store `key` in the file `path`; if the file exists already it must hold this very key."""
     if not _create(path, key) and read_key(path) != key:
         raise InvalidInput(
-            f"audit key: {path} already holds a different key; point {KEY_FILE_ENV} at a new file"
+            f"audit key: {shown(path)} already holds a different key; point {KEY_FILE_ENV} at a new file"
         )
 
 
@@ -117,7 +118,7 @@ def _create(path: Path, key: bytes) -> bool:
         finally:
             aside.unlink(missing_ok=True)
     except OSError as error:
-        raise InvalidInput(f"audit key: cannot write {path} ({error.__class__.__name__})") from None
+        raise InvalidInput(f"audit key: cannot write {shown(path)} ({error.__class__.__name__})") from None
     return True
 
 

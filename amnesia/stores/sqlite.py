@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from amnesia import keys
 from amnesia.audit import FORGET_REASONS, AuditEntry
+from amnesia.checks import shown
 from amnesia.config import DEFAULT_DB_PATH
 from amnesia.errors import InvalidInput, StoreBusy
 from amnesia.item import MemoryItem
@@ -78,7 +79,7 @@ class SQLiteStore:
             created = not self.path.exists()
             self._db = sqlite3.connect(self.path, timeout=lock_timeout, isolation_level=None)
         except (OSError, sqlite3.Error) as error:
-            raise InvalidInput(f"db: cannot open {self.path}: {error}") from None
+            raise InvalidInput(f"db: cannot open {shown(self.path)}: {error}") from None
         if created:
             os.chmod(self.path, 0o600)  # memories are private: owner read/write only
         self._retrying(self._initialise)
@@ -99,7 +100,9 @@ class SQLiteStore:
         except sqlite3.DatabaseError as error:
             if "locked" in str(error) or "busy" in str(error):
                 raise
-            raise InvalidInput(f"db: {self.path} is not an Amnesia SQLite database ({error})") from None
+            raise InvalidInput(
+                f"db: {shown(self.path)} is not an Amnesia SQLite database ({error})"
+            ) from None
         self._db.execute("PRAGMA secure_delete=ON")
         self._db.execute("PRAGMA synchronous=NORMAL")
         with self._transaction():
@@ -119,7 +122,7 @@ class SQLiteStore:
             if "secret" in meta:  # a database from before keys moved out: move it now
                 if from_env is not None:
                     raise InvalidInput(
-                        f"db: {self.path} still holds its own audit key; open it once without "
+                        f"db: {shown(self.path)} still holds its own audit key; open it once without "
                         f"{keys.KEY_ENV} so that the key can move to its key file"
                     )
                 key, moved_to = bytes(meta["secret"]), keys.key_location(store_id)
@@ -135,7 +138,9 @@ class SQLiteStore:
                 return key, None
             key, origin = keys.existing_key(store_id)
             if keys.key_check(key) != meta.get("audit_key_check"):
-                raise InvalidInput(f"db: {self.path}: the audit key from {origin} is not this store's key")
+                raise InvalidInput(
+                    f"db: {shown(self.path)}: the audit key from {origin} is not this store's key"
+                )
             return key, None
 
     def _record_key(self, store_id: str, key: bytes, moved_to: Path | None = None) -> None:
@@ -171,7 +176,8 @@ class SQLiteStore:
                     self._db.execute("ROLLBACK")
                 if time.monotonic() >= deadline:
                     raise StoreBusy(
-                        f"db: {self.path} stayed locked by another process for over {self.lock_timeout:g}s"
+                        f"db: {shown(self.path)} stayed locked by another process "
+                        f"for over {self.lock_timeout:g}s"
                     ) from None
                 time.sleep(_RETRY_PAUSE)
 
