@@ -278,11 +278,10 @@ class Amnesia:
     # ------------------------------------------------------------------ injection
     def _plan(
         self, budget_tokens: int | None, owner_id: str | None, include_workspace: bool, now: float
-    ) -> tuple[Selection, int, dict[str, int]]:
+    ) -> tuple[Selection, dict[str, int], int]:
         budget = resolve_budget(budget_tokens, self.config.max_injected_tokens)
-        strengths, _, _ = self._forget_due(now)
-        selection, excluded = plan_injection(self._index, strengths, budget, owner_id, include_workspace, now)
-        return selection, budget, excluded
+        strengths, _, _ = self._forget_due(now)  # the budget is checked first: a refused call forgets nothing
+        return *plan_injection(self._index, strengths, budget, owner_id, include_workspace, now), budget
 
     def preview(
         self, budget_tokens: int | None = None, *, owner_id: str | None = None, include_workspace: bool = True
@@ -291,7 +290,7 @@ class Amnesia:
         nothing (due memories are still forgotten: expiry holds on every read)."""
         self._sync()
         now = self.clock.now()
-        selection, budget, excluded = self._plan(budget_tokens, owner_id, include_workspace, now)
+        selection, excluded, budget = self._plan(budget_tokens, owner_id, include_workspace, now)
         return views.plan_view(selection, budget, excluded, now)
 
     def select_for_injection(
@@ -302,7 +301,7 @@ class Amnesia:
         "full" (the seed's rule: an injection is an access)."""
         self._sync()
         now = self.clock.now()
-        selection, budget, excluded = self._plan(budget_tokens, owner_id, include_workspace, now)
+        selection, excluded, budget = self._plan(budget_tokens, owner_id, include_workspace, now)
         mode = self.config.renew_on_inject
         if mode == "full":
             self._touch_all([candidate.item for candidate in selection.chosen], now, "inject")
@@ -441,9 +440,8 @@ class Amnesia:
             )
         now = self.clock.now()
         entry = restorable_entry(self.store.audit_for_item(self.workspace_id, id), id, now)
-        arguments = restore_arguments(entry)
-        item = new_item(self.config, self._fresh_id, **arguments, workspace_id=self.workspace_id, now=now)
-        view = self._plug(item, None, now)
+        arguments = restore_arguments(entry) | {"workspace_id": self.workspace_id, "now": now}
+        view = self._plug(new_item(self.config, self._fresh_id, **arguments), None, now)
         restored = self._auditor.restored(entry, view.id, view.ttl, now)
         self.store.commit(self.workspace_id, audit=[restored])
         return view
