@@ -28,6 +28,8 @@ from amnesia.views import (
     SweepResult,
 )
 
+__version__ = "0.1.0"  # kept equal to pyproject.toml's version (a test checks)
+
 __all__ = [
     "Amnesia",
     "AmnesiaError",

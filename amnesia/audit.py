@@ -7,9 +7,30 @@ The content itself is kept only in restorable mode (Config.restorable), for rest
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import secrets
-from typing import Any, Literal, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from amnesia.checks import shown
+from amnesia.errors import NotFound, NotRestorable
+from amnesia.item import UNSET
+
+if TYPE_CHECKING:
+    from amnesia.item import MemoryItem
+
+RESTORE_FIELDS = ("source", "pinned", "curve", "tags", "source_ref", "expires_at", "supersedes")
+# What an entry written before restore_fields existed is restored with: its trust is unknown, so untrusted.
+LEGACY_RESTORE_FIELDS: dict[str, Any] = {
+    "source": "auto",
+    "pinned": False,
+    "curve": None,
+    "tags": (),
+    "source_ref": None,
+    "expires_at": None,
+    "supersedes": None,
+}
 
 ForgetReason = Literal["expired", "stale", "evicted", "manual", "budget", "agent-disposed", "superseded"]
 FORGET_REASONS: tuple[str, ...] = (
@@ -70,10 +91,132 @@ class AuditEntry(NamedTuple):
     ttl: float | None = None
     content: str | None = None  # only in restorable mode
     restored_from: str | None = None  # for "restored": the forgotten item's id
+    # Only in restorable mode: the item's other fields (RESTORE_FIELDS), so that restore() brings it back as
+    # it was — an untrusted memory stays untrusted, a pinned one pinned.
+    restore_fields: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return self._asdict()  # all scalars: no deep copy needed
+        data = self._asdict()
+        if self.restore_fields is not None:  # the only mutable field: callers get their own copy
+            data["restore_fields"] = copy.deepcopy(self.restore_fields)
+        return data
+
+    def brief(self) -> dict[str, Any]:
+        """What the `forgotten` event and status' recent forgets say about a forget (no content, no ttl)."""
+        return {
+            "id": self.item_id,
+            "reason": self.reason,
+            "content_hash": self.content_hash,
+            "at": self.at,
+            "kind": self.kind,
+            "scope": self.scope,
+            "owner_id": self.owner_id,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AuditEntry:
         return cls(**data)
+
+
+def restorable_entry(entries: Sequence[AuditEntry], item_id: str, now: float) -> AuditEntry:
+    """The forget entry `restore(item_id)` brings back, from the audit entries about `item_id`; NotFound
+    or NotRestorable (one line) when there is none, it kept no content, it was restored already, or its hard
+    deadline has passed."""
+    forgotten = [e for e in entries if e.item_id == item_id and e.reason in FORGET_REASONS]
+    if not forgotten:
+        raise NotFound(f"id: no forgotten memory {item_id!r} in the audit")
+    entry = forgotten[-1]
+    if entry.content is None:
+        raise NotRestorable(
+            f"restore: {shown(item_id)} was forgotten while restorable mode was off; its content is gone"
+        )
+    again = [e for e in entries if e.restored_from == item_id]
+    if again:
+        raise NotRestorable(f"restore: {shown(item_id)} was already restored as {shown(again[-1].item_id)}")
+    deadline = (entry.restore_fields or {}).get("expires_at")
+    if deadline is not None and deadline <= now:
+        raise NotRestorable(f"restore: {shown(item_id)}'s hard deadline (expires_at {deadline}) has passed")
+    return entry
+
+
+def restore_arguments(entry: AuditEntry) -> dict[str, Any]:
+    """The fields `restore` writes the memory back with: everything it had except its id and its clock. An
+    entry from before the fields were recorded has no trust information, so it comes back untrusted (auto)."""
+    kept = entry.restore_fields if entry.restore_fields is not None else LEGACY_RESTORE_FIELDS
+    pinned = bool(kept["pinned"])
+    return {
+        "content": entry.content,
+        "kind": entry.kind,
+        # No ttl and not pinned only for a legacy pinned entry: it comes back unpinned with the default ttl.
+        "ttl": entry.ttl if entry.ttl is not None or pinned else UNSET,
+        "pin": pinned,
+        "curve": kept["curve"],
+        "tags": kept["tags"],
+        "source": kept["source"],
+        "scope": entry.scope,
+        "owner_id": entry.owner_id,
+        "key": entry.key,
+        "supersedes": kept["supersedes"],
+        "expires_at": kept["expires_at"],
+        "source_ref": copy.deepcopy(kept["source_ref"]),
+    }
+
+
+def _restore_fields(item: MemoryItem) -> dict[str, Any]:
+    kept = {name: getattr(item, name) for name in RESTORE_FIELDS}
+    kept["tags"] = list(item.tags)  # JSON-able, like the rest
+    kept["source_ref"] = copy.deepcopy(item.source_ref)
+    return kept
+
+
+class AuditWriter:
+    """Builds one workspace's audit entries: the keyed content hash always, the content itself only in
+    restorable mode (`keep_content`)."""
+
+    def __init__(self, secret: bytes, workspace_id: str, *, keep_content: bool) -> None:
+        self.hash = ContentHasher(secret)
+        self.workspace_id = workspace_id
+        self.keep_content = keep_content
+
+    def forgets(self, items: Sequence[MemoryItem], reasons: Sequence[str], now: float) -> list[AuditEntry]:
+        """One forget entry per item, `reasons[i]` for `items[i]`."""
+        # One tight comprehension: a sweep may audit tens of thousands of items at once. `_make` builds each
+        # named tuple in C (fields in AuditEntry order; restored_from is None for a forget).
+        digest, workspace, keep = self.hash, self.workspace_id, self.keep_content
+        make = AuditEntry._make
+        return [
+            make(
+                (
+                    item.id,
+                    item.kind,
+                    why,
+                    now,
+                    digest(item.content),
+                    workspace,
+                    item.scope,
+                    item.owner_id,
+                    item.key,
+                    item.ttl,
+                    item.content if keep else None,
+                    None,
+                    _restore_fields(item) if keep else None,
+                )
+            )
+            for item, why in zip(items, reasons, strict=True)
+        ]
+
+    def restored(self, forgotten: AuditEntry, new_id: str, ttl: float | None, now: float) -> AuditEntry:
+        """The entry recording that `forgotten` came back as `new_id` (hash only: its content is live)."""
+        return AuditEntry(
+            item_id=new_id,
+            kind=forgotten.kind,
+            reason=RESTORED,
+            at=now,
+            content_hash=forgotten.content_hash,
+            workspace_id=self.workspace_id,
+            scope=forgotten.scope,
+            owner_id=forgotten.owner_id,
+            key=forgotten.key,
+            ttl=ttl,
+            restored_from=forgotten.item_id,
+        )

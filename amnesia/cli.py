@@ -1,7 +1,8 @@
 """`dsh-memory-forget`: the engine on the command line (seed §10.2), over a SQLite file, on the wall clock.
 
 Global options come before the command: `--db PATH` (default `~/.amnesia/memory.db`, or env AMNESIA_DB),
-`--config FILE` (YAML/TOML, or env AMNESIA_CONFIG), `--json` (print the view as JSON instead of text).
+`--create` (allow a --db folder that does not exist yet), `--config FILE` (YAML/TOML, or env
+AMNESIA_CONFIG), `--json` (print the view as JSON instead of text), `--version`.
 Bad input of any kind prints one line `error: ...` on stderr and exits 2, with no traceback.
 """
 
@@ -13,19 +14,28 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 
+import amnesia
 from amnesia import Amnesia, Config, SQLiteStore, SystemClock
+from amnesia.checks import shown
 from amnesia.cli_runner import run_app
+from amnesia.config import DEFAULT_DB_PATH
 from amnesia.durations import format_duration, parse_duration
 from amnesia.errors import AmnesiaError, InvalidInput, NotFound
 
 KindChoice = Literal["fact", "preference", "episode", "task-context"]
 ScopeChoice = Literal["workspace", "session", "team"]
 CurveChoice = Literal["flat", "linear", "ebbinghaus"]
+DISTRIBUTION = "dsh-memory-forget"
+STDIN_LIMIT = 1024 * 1024  # bytes `remember -` reads at most; a memory is one short sentence
+TIME_FIELDS = ("created_at", "last_accessed_at", "expires_at", "stale_at", "hard_expires_at")
+DURATION_FIELDS = ("ttl", "remaining")
 
 app = typer.Typer(
     name="dsh-memory-forget",
@@ -41,11 +51,15 @@ class CliState:
     config_file: Path | None
     as_json: bool
     clock: SystemClock
+    create: bool = False  # --create: the database's folder may be created
 
     @contextmanager
     def engine(self) -> Iterator[Amnesia]:
         config = Config.load(self.config_file)
         path = Path(self.db if self.db is not None else config.db_path).expanduser()
+        # A typo in a path must not silently grow a folder tree; the documented default may be created.
+        if not path.parent.exists() and not self.create and path != Path(DEFAULT_DB_PATH).expanduser():
+            raise InvalidInput(f"db: folder {shown(path.parent)} does not exist; create it or pass --create")
         store = SQLiteStore(path, lock_timeout=config.lock_timeout)
         try:
             yield Amnesia(store=store, config=config, clock=self.clock)
@@ -60,6 +74,12 @@ class CliState:
             return "never expires"
         return f"expires in {format_duration(max(0.0, when - self.clock.now()))}"
 
+    def moment(self, when: float) -> str:
+        """ISO 8601 time in UTC and its distance from now: `2026-05-01T09:30:00Z (2h ago)`."""
+        offset = round(when - self.clock.now())
+        relative = "now" if offset == 0 else f"in {format_duration(offset)}" if offset > 0 else self.ago(when)
+        return f"{iso_utc(when)} ({relative})"
+
     def emit(self, payload: Any, lines: Iterable[str]) -> None:
         """Print the JSON view with --json, else the human lines."""
         if self.as_json:
@@ -73,6 +93,43 @@ def _state(ctx: typer.Context) -> CliState:
     return ctx.obj  # set by global_options, which runs before every command
 
 
+def iso_utc(when: float) -> str:
+    """`when` (seconds since the epoch) as ISO 8601 UTC; the bare number if no calendar date has it."""
+    try:
+        return (
+            datetime.fromtimestamp(when, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        )
+    except (OverflowError, OSError, ValueError):
+        return f"{when:g}"
+
+
+def package_version() -> str:
+    """The installed distribution's version, else the package's own `__version__` (a source checkout)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return amnesia.__version__
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        typer.echo(f"{DISTRIBUTION} {package_version()}")
+        raise typer.Exit()
+
+
+def _read_stdin() -> str:
+    """The content of `remember -`: standard input, UTF-8, surrounding whitespace dropped."""
+    if sys.stdin is None or sys.stdin.isatty():
+        raise InvalidInput("content: '-' reads the memory from standard input; pipe the text in")
+    data = sys.stdin.buffer.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise InvalidInput(f"content: standard input is over {STDIN_LIMIT} bytes")
+    try:
+        return data.decode("utf-8").strip()
+    except UnicodeDecodeError as error:
+        raise InvalidInput(f"content: standard input is not UTF-8 text (byte {error.start})") from None
+
+
 @app.callback()
 def global_options(
     ctx: typer.Context,
@@ -83,8 +140,15 @@ def global_options(
         Path | None, typer.Option("--config", help="YAML or TOML config file (or $AMNESIA_CONFIG)")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON views instead of text.")] = False,
+    create: Annotated[
+        bool, typer.Option("--create", help="Create the --db file's folder if it does not exist.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
 ) -> None:
-    ctx.obj = CliState(db=db, config_file=config_file, as_json=as_json, clock=SystemClock())
+    ctx.obj = CliState(db=db, config_file=config_file, as_json=as_json, clock=SystemClock(), create=create)
 
 
 def _plug_line(state: CliState, plug: dict[str, Any]) -> str:
@@ -112,7 +176,7 @@ def _memory_lines(state: CliState, verb: str, view: dict[str, Any]) -> list[str]
 @app.command()
 def remember(
     ctx: typer.Context,
-    content: Annotated[str, typer.Argument(help="One short sentence to remember.")],
+    content: Annotated[str, typer.Argument(help="One short sentence to remember; - reads it from stdin.")],
     ttl: Annotated[
         str | None, typer.Option(help="Shelf life, e.g. 15m, 2h30m, 7d, 1w (default: from config)")
     ] = None,
@@ -139,6 +203,8 @@ def remember(
         if pin:  # seed §6.3: a pin is kept until forgotten, so a ttl with it is a contradiction
             raise InvalidInput("--ttl: a pinned memory is kept until forgotten; drop --ttl or --pin")
         options["ttl"] = parse_duration(ttl, field="--ttl")
+    if content == "-":
+        content = _read_stdin()
     with state.engine() as engine:
         view = engine.remember(
             content,
@@ -185,6 +251,8 @@ def forget(
             all=all_,
             confirm=yes,
         ).to_dict()
+    if memory_id is not None and summary["count"] == 0:
+        raise NotFound(f"{shown(memory_id)}: no live memory with that id")
     ids = ", ".join(summary["ids"])
     state.emit(summary, [f"forgot {summary['count']} item(s)" + (f": {ids}" if ids else "")])
 
@@ -198,14 +266,14 @@ def status(ctx: typer.Context) -> None:
     counts = " · ".join(f"{name} {count}" for name, count in view["counts"].items())
     lines = [counts, f"tokens {view['tokens']} · bytes {view['bytes']}"]
     if view["next_expiry_at"] is not None:
-        lines.append(f"next expiry: {state.until(view['next_expiry_at'])}")
+        lines.append(f"next expiry: {state.moment(view['next_expiry_at'])}")
     for entry in view["recent_forgets"]:
-        lines.append(f"forgot {entry['id']} ({entry['reason']}) {state.ago(entry['at'])}")
+        lines.append(f"forgot {entry['id']} ({entry['reason']}) at {state.moment(entry['at'])}")
     if view["last_injection"]:
         shot = view["last_injection"]
         lines.append(
             f"last injection: {shot['count']} item(s), {shot['tokens']}/{shot['budget_tokens']} tokens, "
-            f"{state.ago(shot['at'])}"
+            f"at {state.moment(shot['at'])}"
         )
     state.emit(view, lines)
 
@@ -309,9 +377,20 @@ def inspect(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar
     with state.engine() as engine:
         detail = engine.inspect(memory_id)
     if detail is None:
-        raise NotFound(f"{memory_id}: no live memory with that id")
+        raise NotFound(f"{shown(memory_id)}: no live memory with that id")
     view = detail.to_dict()
-    state.emit(view, [f"{name}: {value}" for name, value in view.items()])
+    state.emit(view, [f"{name}: {_detail_value(state, name, value)}" for name, value in view.items()])
+
+
+def _detail_value(state: CliState, name: str, value: Any) -> Any:
+    """A field of `inspect` for people: times as ISO 8601 UTC with their age, durations as 2h30m."""
+    if value is None:
+        return value
+    if name in TIME_FIELDS:
+        return state.moment(value)
+    if name in DURATION_FIELDS:
+        return format_duration(value)
+    return value
 
 
 @app.command()

@@ -11,9 +11,14 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-import tomllib
 import yaml
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, published as tomli
+    import tomli as tomllib
+
+from amnesia.checks import shown
 from amnesia.durations import parse_duration
 from amnesia.errors import InvalidInput
 from amnesia.item import CURVES
@@ -125,7 +130,7 @@ class Config:
         known = {f.name for f in fields(cls)}
         for name in data:
             if name not in known:
-                raise InvalidInput(f"{origin}: {name}: unknown config key")
+                raise InvalidInput(f"{origin}: {shown(name)}: unknown config key")
         try:
             return replace(base or cls(), **data)
         except InvalidInput as error:
@@ -139,18 +144,20 @@ class Config:
             size = file.stat().st_size
             if size > MAX_CONFIG_BYTES:  # a config is a few lines; a huge file is a mistake or an attack
                 raise InvalidInput(
-                    f"{file}: config file is {size} bytes, over the {MAX_CONFIG_BYTES}-byte limit"
+                    f"{shown(file)}: config file is {size} bytes, over the {MAX_CONFIG_BYTES}-byte limit"
                 )
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise InvalidInput(f"{file}: cannot read config file ({error.__class__.__name__})") from None
+            raise InvalidInput(
+                f"{shown(file)}: cannot read config file ({error.__class__.__name__})"
+            ) from None
         if file.suffix.lower() == ".toml":
             try:
                 data = tomllib.loads(text)
             except tomllib.TOMLDecodeError as error:
-                raise InvalidInput(f"{file}: invalid TOML: {error}") from None
+                raise InvalidInput(f"{shown(file)}: invalid TOML: {error}") from None
             data = data.get("amnesia", data)
-            return cls.from_mapping(_as_mapping(data, str(file)), base=base, origin=str(file))
+            return cls.from_mapping(_as_mapping(data, shown(file)), base=base, origin=shown(file))
         return cls._from_yaml(text, file, base)
 
     @classmethod
@@ -159,7 +166,7 @@ class Config:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
-            where = f"{file}:{mark.line + 1}" if mark else str(file)
+            where = f"{shown(file)}:{mark.line + 1}" if mark else shown(file)
             problem = str(getattr(error, "problem", None) or error).splitlines()[0]
             raise InvalidInput(f"{where}: invalid YAML: {problem}") from None
         return cls._from_yaml_node(node, file, base)
@@ -169,19 +176,19 @@ class Config:
         if node is None:
             return base or cls()
         if not isinstance(node, yaml.MappingNode):
-            raise InvalidInput(f"{file}:{node.start_mark.line + 1}: expected a mapping of config keys")
+            raise InvalidInput(f"{shown(file)}:{node.start_mark.line + 1}: expected a mapping of config keys")
         for key_node, value_node in node.value:  # a shared file keeps its keys under `amnesia:`
             if key_node.value == "amnesia" and isinstance(value_node, yaml.MappingNode):
                 return cls._from_yaml_node(value_node, file, base)
         config = base or cls()
         for key_node, value_node in node.value:
-            origin = f"{file}:{key_node.start_mark.line + 1}"
+            origin = f"{shown(file)}:{key_node.start_mark.line + 1}"
             if not isinstance(key_node, yaml.ScalarNode):
                 raise InvalidInput(f"{origin}: config keys must be plain names")
             try:
                 value = yaml.safe_load(yaml.serialize(value_node))
             except yaml.YAMLError:
-                raise InvalidInput(f"{origin}: {key_node.value}: unreadable YAML value") from None
+                raise InvalidInput(f"{origin}: {shown(key_node.value)}: unreadable YAML value") from None
             config = cls.from_mapping({key_node.value: value}, base=config, origin=origin)
         return config
 

@@ -137,6 +137,16 @@ def forget_at(item: MemoryItem, config: Config) -> float | None:
     return None if math.isinf(when) else when
 
 
+def stale_at(item: MemoryItem, config: Config) -> float | None:
+    """When the item will turn stale if nobody touches it (None: never; rank mode has no stale state)."""
+    if item.pinned or item.ttl is None or not config.auto_expire or item.curve == "flat":
+        return None
+    if not forgets_by_time(config):
+        return None
+    fraction = idle_fraction(item.strength, item.curve, config.stale_strength, config.decay_k)
+    return item.last_accessed_at + item.ttl * fraction
+
+
 def boost(current: float, config: Config) -> float:
     """Strength after a touch: min(1, s*1.5 + 0.1) with the default multiplier and increment."""
     return min(1.0, current * config.touch_multiplier + config.touch_increment)

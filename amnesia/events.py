@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from amnesia.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from amnesia.item import MemoryItem
+    from amnesia.views import Injection
 
 EVENT_NAMES: tuple[str, ...] = ("written", "forgotten", "injected", "touched")
 Listener = Callable[[dict[str, Any]], None]
@@ -33,3 +37,20 @@ class EventBus:
     def emit(self, event: str, payload: dict[str, Any]) -> None:
         for callback in list(self._listeners[event]):
             callback(payload)
+
+
+def touched_payload(item: MemoryItem, reason: str, now: float) -> dict[str, Any]:
+    """The `touched` event of a use ("inject", "recall" or "answer") that just renewed `item`."""
+    return {
+        "id": item.id,
+        "strength": item.strength,
+        "reason": reason,
+        "at": now,
+        "access_count": item.access_count,
+        "ttl": item.ttl,
+    }
+
+
+def injected_payload(summary: dict[str, Any], injection: Injection) -> dict[str, Any]:
+    """The `injected` event: the injection's summary (count, tokens, budget_tokens, at), items and block."""
+    return {**summary, "items": [dict(ref) for ref in injection.items], "block": injection.block}

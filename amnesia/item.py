@@ -1,13 +1,22 @@
-"""`MemoryItem`: one unit on the memory bus (seed 000 §5.2), and its validation on write."""
+"""`MemoryItem`: one unit on the memory bus (seed 000 §5.2), and its validation on write: `new_item` turns
+the arguments of `remember` into a checked item, `validate_item` checks a fully built one."""
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from amnesia.checks import check_choice, check_time
+from amnesia.durations import parse_duration
 from amnesia.errors import InvalidInput
+from amnesia.safety import refuse_injection, refuse_secrets
+from amnesia.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from amnesia.config import Config
 
 Kind = Literal["fact", "preference", "episode", "task-context"]
 Scope = Literal["workspace", "session", "team"]
@@ -23,6 +32,7 @@ CURVES: tuple[str, ...] = get_args(Curve)
 MAX_TAGS = 32
 MAX_TAG_CHARS = 64
 MAX_KEY_CHARS = 200
+UNSET: Any = object()  # "argument not given" (None is a meaningful ttl: no expiry, pinned only)
 
 
 @dataclass(slots=True)
@@ -94,11 +104,6 @@ def normalize_tags(tags: Any) -> tuple[str, ...]:
     return tuple(normalized)
 
 
-def check_choice(field_name: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise InvalidInput(f"{field_name}: expected one of {', '.join(choices)}, got {value!r}")
-
-
 def validate_item(item: MemoryItem, *, max_item_bytes: int) -> None:
     """Checks a fully built item before it is stored. Messages name the field, never the content."""
     if not isinstance(item.content, str) or not item.content.strip():
@@ -132,3 +137,89 @@ def validate_item(item: MemoryItem, *, max_item_bytes: int) -> None:
         raise InvalidInput("key: must be a non-empty string")
     if item.key is not None and len(item.key) > MAX_KEY_CHARS:
         raise InvalidInput(f"key: longer than {MAX_KEY_CHARS} characters")
+
+
+def resolve_ttl(ttl: Any, pin: bool, config: Config) -> float | None:
+    """Seconds of shelf life for a write: UNSET -> the default (none for a pin), a duration -> seconds."""
+    if ttl is UNSET:
+        return None if pin else config.default_ttl
+    if ttl is None:
+        return None
+    try:
+        seconds = parse_duration(ttl, field="ttl")
+    except ValueError as error:
+        raise InvalidInput(str(error)) from None
+    if seconds <= 0:
+        raise InvalidInput(f"ttl: must be positive, got {ttl!r}")
+    return seconds
+
+
+def new_item(
+    config: Config,
+    make_id: Callable[[], str],
+    *,
+    content: Any,
+    kind: str,
+    ttl: Any,
+    pin: Any,
+    curve: str | None,
+    tags: Any,
+    source: str,
+    scope: str,
+    owner_id: str | None,
+    key: str | None,
+    supersedes: str | None,
+    expires_at: Any,
+    source_ref: Any,
+    workspace_id: str,
+    now: float,
+) -> MemoryItem:
+    """The checked item `remember` writes. Refuses credentials, and instructions in text that is not the
+    user's; untrusted (auto) text cannot be pinned and its ttl is capped. `make_id` is called once the
+    content, choices, pin, ttl and deadline have passed their checks (tags and the built item come after)."""
+    if not isinstance(content, str):
+        raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as error:  # lone surrogates: undecodable bytes smuggled into a str
+        raise InvalidInput(f"content: not valid UTF-8 text (character {error.start})") from None
+    refuse_secrets(content)
+    check_choice("kind", kind, KINDS)
+    check_choice("source", source, SOURCES)
+    check_choice("scope", scope, SCOPES)
+    if source != "user":  # text a tool or web page produced must not smuggle instructions into prompts
+        refuse_injection(content)
+    if not isinstance(pin, bool):
+        raise InvalidInput(f"pin: expected true or false, got {pin!r}")
+    if pin and source == "auto":
+        raise InvalidInput("pin: memories from an untrusted source (auto) cannot be pinned")
+    seconds = resolve_ttl(ttl, pin, config)
+    if source == "auto" and (seconds is None or seconds > config.untrusted_max_ttl):
+        seconds = config.untrusted_max_ttl  # untrusted text gets a short shelf life
+    if expires_at is not None:
+        check_time("expires_at", expires_at)
+    if source_ref is not None and not isinstance(source_ref, dict):
+        raise InvalidInput("source_ref: expected a mapping")
+    item = MemoryItem(
+        id=make_id(),
+        content=content,
+        kind=kind,  # type: ignore[arg-type]
+        scope=scope,  # type: ignore[arg-type]
+        workspace_id=workspace_id,
+        owner_id=owner_id,
+        source=source,  # type: ignore[arg-type]
+        created_at=now,
+        last_accessed_at=now,
+        ttl=seconds,
+        pinned=pin,
+        curve=curve or config.default_curve,  # type: ignore[arg-type]
+        tags=normalize_tags(tags),
+        source_ref=source_ref,
+        key=key.strip() if isinstance(key, str) else key,
+        supersedes=supersedes,
+        expires_at=None if expires_at is None else float(expires_at),
+        tokens=count_tokens(content),
+        size_bytes=len(content.encode("utf-8")),
+    )
+    validate_item(item, max_item_bytes=config.max_item_bytes)
+    return item

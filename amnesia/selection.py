@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +45,11 @@ class Selection:
     tokens: int
     not_reached: int = 0  # candidates after the last decision (none of them could fit)
     remaining: int = 0  # budget tokens left unused (header reserve excluded)
+
+    def item_refs(self) -> tuple[dict[str, Any], ...]:
+        """`{"id", "tokens"}` of each injected item, in block order."""
+        tokens = {d.id: d.tokens for d in self.decisions if d.decision == "injected"}
+        return tuple({"id": c.item.id, "tokens": tokens[c.item.id]} for c in self.chosen)
 
 
 def render_line(candidate: Candidate, now: float) -> str:

@@ -8,6 +8,7 @@ when every non-stopword query term occurs in it (whole words for Latin, substrin
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from amnesia.tokens import _CJK
 
@@ -64,3 +65,16 @@ def distinctive_terms(text: str) -> set[str]:
 
 def answer_terms(text: str) -> set[str]:
     return words(text) | cjk_bigrams(text)
+
+
+def drawn_on(contents: Mapping[str, str], answer: str, question: str | None = None) -> set[str]:
+    """The ids (keys of `contents`) whose content an answer drew on: the answer contains one of the content's
+    distinctive terms that no other content and not the question contains."""
+    terms = {name: distinctive_terms(content) for name, content in contents.items()}
+    said = answer_terms(answer) - (answer_terms(question) if question else set())
+    used = set()
+    for name, own in terms.items():
+        others = set().union(*(other for key, other in terms.items() if key != name))
+        if (own - others) & said:
+            used.add(name)
+    return used

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from amnesia.checks import shown
 from amnesia.errors import AmnesiaError, one_line
 
 if TYPE_CHECKING:
@@ -241,9 +242,7 @@ def validate_arguments(name: str, arguments: str | Mapping[str, Any] | None) -> 
     for field in arguments:
         if field not in properties:
             allowed = ", ".join(properties) or "none"
-            text = str(field)
-            shown = text if text.isprintable() else json.dumps(text)[:40]  # keep the message on one line
-            raise ToolError(f"{shown}: unknown field for {name} (allowed: {allowed})", text)
+            raise ToolError(f"{shown(field)}: unknown field for {name} (allowed: {allowed})", str(field))
     for field in schema["required"]:
         if field not in arguments:
             raise ToolError(f"{field}: required by {name}", field)

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from amnesia import decay
+
+if TYPE_CHECKING:
+    from amnesia.config import Config
+    from amnesia.item import MemoryItem
+    from amnesia.selection import Selection
 
 
 def _plain(value: Any) -> Any:
@@ -163,3 +171,109 @@ class SweepResult(_View):
     ids: tuple[str, ...]
     stale: int  # items now stale (not injected, still recallable)
     audit_pruned: int
+
+
+def memory_view(
+    item: MemoryItem,
+    config: Config,
+    *,
+    superseded: Sequence[MemoryItem] = (),
+    evicted: Sequence[MemoryItem] = (),
+) -> MemoryView:
+    """The view of a memory just written (or restored), naming the items the write retired and evicted."""
+    return MemoryView(
+        id=item.id,
+        content=item.content,
+        kind=item.kind,
+        ttl=item.ttl,
+        pinned=item.pinned,
+        curve=item.curve,
+        strength=item.strength,
+        key=item.key,
+        scope=item.scope,
+        owner_id=item.owner_id,
+        source=item.source,
+        tokens=item.tokens,
+        created_at=item.created_at,
+        expires_at=decay.forget_at(item, config),
+        tags=item.tags,
+        untrusted=item.untrusted,
+        superseded=tuple(old.id for old in superseded),
+        evicted=tuple(old.id for old in evicted),
+        hard_expires_at=item.expires_at,
+    )
+
+
+def plug_view(item: MemoryItem, now: float, config: Config) -> PlugView:
+    """The scalar view of one live memory at `now`."""
+    return PlugView(
+        id=item.id,
+        kind=item.kind,
+        scope=item.scope,
+        owner_id=item.owner_id,
+        status=decay.status(item, now, config),
+        strength=decay.strength(item, now, config),
+        pinned=item.pinned,
+        tokens=item.tokens,
+        content=item.content,
+        created_at=item.created_at,
+        last_accessed_at=item.last_accessed_at,
+        expires_at=decay.forget_at(item, config),
+        untrusted=item.untrusted,
+    )
+
+
+def plug_detail(item: MemoryItem, now: float, config: Config) -> PlugDetail:
+    """Every field of one live memory at `now`: its plug view plus the stored fields and derived times."""
+    summary = vars(plug_view(item, now, config))
+    return PlugDetail(
+        **summary,
+        workspace_id=item.workspace_id,
+        base_strength=item.strength,
+        size_bytes=item.size_bytes,
+        source=item.source,
+        curve=item.curve,
+        ttl=item.ttl,
+        access_count=item.access_count,
+        stale_at=decay.stale_at(item, config),
+        hard_expires_at=item.expires_at,
+        remaining=None if summary["expires_at"] is None else max(0.0, summary["expires_at"] - now),
+        tags=item.tags,
+        key=item.key,
+        supersedes=item.supersedes,
+        source_ref=item.source_ref,
+    )
+
+
+def plan_view(selection: Selection, budget: int, excluded: dict[str, int], now: float) -> InjectionPlan:
+    """The preview of a selection: its block and every decision."""
+    return InjectionPlan(
+        block=selection.block,
+        tokens=selection.tokens,
+        budget_tokens=budget,
+        items=selection.item_refs(),
+        decisions=selection.decisions,
+        pinned_overflow=selection.pinned_overflow,
+        excluded=excluded,
+        at=now,
+    )
+
+
+def injection_view(
+    selection: Selection, budget: int, excluded: dict[str, int], mode: str, now: float
+) -> Injection:
+    """What a selection put in the prompt, renewed per `mode` (renew_on_inject)."""
+    return Injection(
+        block=selection.block,
+        tokens=selection.tokens,
+        budget_tokens=budget,
+        items=selection.item_refs(),
+        at=now,
+        renew_on_inject=mode,
+        pinned_overflow=selection.pinned_overflow,
+        details={
+            "skipped": sum(1 for d in selection.decisions if d.decision == "skipped"),
+            "excluded": excluded,
+            "pinned_overflow": list(selection.pinned_overflow),
+        },
+    )

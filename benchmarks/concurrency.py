@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import random
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from db_invariants import check_database, print_figures, read_ledgers
 from amnesia import Amnesia, Config, SQLiteStore
 from amnesia.cli import run as cli_run
 from amnesia.errors import StoreBusy
+from amnesia.keys import KEY_FILE_ENV
 
 CONFIG = Config(max_store_bytes=6_000, max_item_bytes=400, lock_timeout=10.0)
 WORDS = ("deploy", "oolong", "staging", "invoice", "harbor", "quartz")
@@ -190,6 +192,7 @@ def main() -> int:
         worker(role, Path(db), Path(config_file), Path(ledger), int(seed), float(seconds))
         return 0
     with tempfile.TemporaryDirectory() as scratch:
+        os.environ[KEY_FILE_ENV] = str(Path(scratch) / "audit.key")  # workers share it; nothing in ~/.config
         figures = run_mix(args.seconds, args.agents, args.clis, args.sweepers, Path(scratch))
     return print_figures(figures, args.json, 50)
 

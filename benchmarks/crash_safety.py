@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import signal
 import subprocess
@@ -29,6 +30,7 @@ from db_invariants import check_database, print_figures, read_ledgers
 
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
 from amnesia.errors import AmnesiaError
+from amnesia.keys import KEY_FILE_ENV
 
 CONFIG = Config(max_store_bytes=1_000, max_item_bytes=400, default_ttl=1_800.0)
 WORDS = ("deploy", "oolong", "staging", "invoice", "harbor", "quartz", "lantern", "meadow")
@@ -175,6 +177,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.dir or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
+        os.environ[KEY_FILE_ENV] = str(folder / "audit.key")  # workers share it; nothing left in ~/.config
         started = time.perf_counter()
         figures = run_kills(args.kills, folder, args.seed, args.max_delay)
         figures["seconds"] = round(time.perf_counter() - started, 1)

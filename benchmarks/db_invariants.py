@@ -26,6 +26,7 @@ from pathlib import Path
 from amnesia.audit import FORGET_REASONS, content_hash
 from amnesia.config import Config
 from amnesia.item import MemoryItem, validate_item
+from amnesia.keys import existing_key
 
 
 @dataclass
@@ -87,11 +88,12 @@ def check_database(db_path: Path, ledger: Ledger, config: Config) -> Verdict:
     db = sqlite3.connect(db_path)
     try:
         integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
-        secret = bytes(db.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()[0])
+        store_id = db.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()[0]
         rows = db.execute("SELECT id, data FROM items").fetchall()
         audit = db.execute("SELECT item_id, reason, content_hash FROM audit").fetchall()
     finally:
         db.close()
+    secret, _ = existing_key(store_id)  # the audit key lives outside the database (amnesia.keys)
     problems = [] if integrity == "ok" else [f"integrity_check: {integrity}"]
     live: dict[str, MemoryItem] = {}
     for item_id, data in rows:

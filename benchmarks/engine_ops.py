@@ -38,6 +38,7 @@ SELECT_REPEATS = 5
 SELECT_FLOOR_MS = 50.0
 SWEEP_FLOOR_MS = 100.0
 FLOOR_SIZE = 100_000
+AUDIT_SECRET = b"engine-ops-benchmark-audit-key!!"  # fixed: the run writes no key file
 WORDS = ("tea", "oolong", "lapsang", "deploy", "staging", "cache", "budget", "answer", "french", "ticket")
 
 
@@ -154,7 +155,11 @@ def run(sizes: list[int], sqlite_max: int, seed: int) -> list[Row]:
             rows.append(bench_engine("Amnesia in-memory", InMemoryStore, size, seed))
             if size <= sqlite_max:
                 path = Path(folder) / f"bench-{size}.db"
-                rows.append(bench_engine("Amnesia SQLite", lambda p=path: SQLiteStore(p), size, seed))
+                rows.append(
+                    bench_engine(
+                        "Amnesia SQLite", lambda p=path: SQLiteStore(p, secret=AUDIT_SECRET), size, seed
+                    )
+                )
             rows.append(bench_ttlcache(size, seed))
             rows.append(bench_dict(size, seed))
     return rows

@@ -66,7 +66,9 @@ def engine_size(backend: str, count: int) -> dict[str, Any]:
     config = Config(max_store_bytes=10**10)
     with tempfile.TemporaryDirectory() as scratch:
         store = (
-            InMemoryStore(secret=b"s" * 32) if backend == "memory" else SQLiteStore(Path(scratch) / "m.db")
+            InMemoryStore(secret=b"s" * 32)
+            if backend == "memory"
+            else SQLiteStore(Path(scratch) / "m.db", secret=b"s" * 32)
         )
         items = _items(count, seed=count)
         started = time.perf_counter()

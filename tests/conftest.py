@@ -174,3 +174,17 @@ def openai_stub() -> Iterator[StubServer]:
 def stub_reply() -> type[Reply]:
     """The `Reply` class, to script the stub server's answers."""
     return Reply
+
+
+# ---- isolation ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_audit_keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """SQLite stores keep their audit keys under $XDG_CONFIG_HOME (amnesia.keys): the session writes them
+    to a folder of its own instead of the user's ~/.config, with no audit key taken from the environment."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+        patch.delenv("AMNESIA_AUDIT_KEY", raising=False)
+        patch.delenv("AMNESIA_AUDIT_KEY_FILE", raising=False)
+        yield

@@ -5,7 +5,11 @@
 - Forgetting is physical: `PRAGMA secure_delete=ON` zeroes deleted rows in the file, and a
   `wal_checkpoint(TRUNCATE)` after each commit that deleted something empties the WAL, so forgotten content
   cannot be recovered from the database file or its WAL.
-- The audit's HMAC secret is stored in the file, so `verify` works after a restart.
+- The audit's HMAC key is NOT in the file (see `amnesia.keys`): the database records only a random store id
+  (which names the key file) and a check value, so holding the database alone does not let anyone test
+  guesses of forgotten content. A database from before this rule keeps its key in the `meta` table; opening
+  it moves the key out to the key file, deletes it from the database (scrubbed like forgotten content) and
+  records where it went (`meta.audit_key_moved_to`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from amnesia.audit import FORGET_REASONS, AuditEntry, new_secret
+from amnesia import keys
+from amnesia.audit import FORGET_REASONS, AuditEntry
+from amnesia.checks import shown
 from amnesia.config import DEFAULT_DB_PATH
 from amnesia.errors import InvalidInput, StoreBusy
 from amnesia.item import MemoryItem
@@ -73,11 +79,19 @@ class SQLiteStore:
             created = not self.path.exists()
             self._db = sqlite3.connect(self.path, timeout=lock_timeout, isolation_level=None)
         except (OSError, sqlite3.Error) as error:
-            raise InvalidInput(f"db: cannot open {self.path}: {error}") from None
+            raise InvalidInput(f"db: cannot open {shown(self.path)}: {error}") from None
         if created:
             os.chmod(self.path, 0o600)  # memories are private: owner read/write only
         self._retrying(self._initialise)
-        self.secret = self._retrying(lambda: self._load_secret(secret))
+        # Where a key that sat in the database was moved to when this store opened it (None: nothing moved).
+        self.audit_key_moved_to: Path | None = None
+        if secret is not None:  # the caller manages the key: nothing is read or recorded
+            self.secret = secret
+        else:
+            fresh_id = keys.new_store_id()  # drawn once: a retried transaction must not name a second file
+            self.secret, self.audit_key_moved_to = self._retrying(lambda: self._open_audit_key(fresh_id))
+            if self.audit_key_moved_to is not None:
+                self._scrub_wal()  # the deleted key row goes the way of forgotten content
         self._data_version = self._read_data_version()
 
     def _initialise(self) -> None:
@@ -86,21 +100,54 @@ class SQLiteStore:
         except sqlite3.DatabaseError as error:
             if "locked" in str(error) or "busy" in str(error):
                 raise
-            raise InvalidInput(f"db: {self.path} is not an Amnesia SQLite database ({error})") from None
+            raise InvalidInput(
+                f"db: {shown(self.path)} is not an Amnesia SQLite database ({error})"
+            ) from None
         self._db.execute("PRAGMA secure_delete=ON")
         self._db.execute("PRAGMA synchronous=NORMAL")
         with self._transaction():
             for statement in filter(str.strip, SCHEMA.split(";")):
                 self._db.execute(statement)
 
-    def _load_secret(self, secret: bytes | None) -> bytes:
+    def _open_audit_key(self, fresh_id: str) -> tuple[bytes, Path | None]:
+        """This store's audit key (see amnesia.keys), and where a key kept in the database was moved to."""
         with self._transaction():
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()
-            if row is None:
-                stored = secret if secret is not None else new_secret()
-                self._db.execute("INSERT INTO meta (key, value) VALUES ('secret', ?)", (stored,))
-                return stored
-        return secret if secret is not None else bytes(row[0])
+            meta = dict(
+                self._db.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('store_id', 'audit_key_check', 'secret')"
+                ).fetchall()
+            )
+            store_id = meta.get("store_id") or fresh_id
+            from_env = keys.key_from_env()
+            if "secret" in meta:  # a database from before keys moved out: move it now
+                if from_env is not None:
+                    raise InvalidInput(
+                        f"db: {shown(self.path)} still holds its own audit key; open it once without "
+                        f"{keys.KEY_ENV} so that the key can move to its key file"
+                    )
+                key, moved_to = bytes(meta["secret"]), keys.key_location(store_id)
+                keys.write_key(moved_to, key)  # first the file, then the row: the key is never nowhere
+                self._db.execute("DELETE FROM meta WHERE key = 'secret'")
+                self._record_key(store_id, key, moved_to)
+                return key, moved_to
+            if "store_id" not in meta:  # a new database
+                key = (
+                    from_env if from_env is not None else keys.read_or_create_key(keys.key_location(store_id))
+                )
+                self._record_key(store_id, key)
+                return key, None
+            key, origin = keys.existing_key(store_id)
+            if keys.key_check(key) != meta.get("audit_key_check"):
+                raise InvalidInput(
+                    f"db: {shown(self.path)}: the audit key from {origin} is not this store's key"
+                )
+            return key, None
+
+    def _record_key(self, store_id: str, key: bytes, moved_to: Path | None = None) -> None:
+        rows = [("store_id", store_id), ("audit_key_check", keys.key_check(key))]
+        if moved_to is not None:
+            rows.append(("audit_key_moved_to", str(moved_to)))
+        self._db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", rows)
 
     def _read_data_version(self) -> int:
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
@@ -129,7 +176,8 @@ class SQLiteStore:
                     self._db.execute("ROLLBACK")
                 if time.monotonic() >= deadline:
                     raise StoreBusy(
-                        f"db: {self.path} stayed locked by another process for over {self.lock_timeout:g}s"
+                        f"db: {shown(self.path)} stayed locked by another process "
+                        f"for over {self.lock_timeout:g}s"
                     ) from None
                 time.sleep(_RETRY_PAUSE)
 

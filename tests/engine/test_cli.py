@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-from amnesia.cli import run
+import amnesia
+from amnesia.cli import iso_utc, run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,17 +27,19 @@ class Cli:
             "HOME": str(tmp_path)
         }
 
-    def run(self, *args: str, db: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, db: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         argv = [sys.executable, "-m", "amnesia.cli", *(["--db", str(self.db)] if db else []), *args]
-        return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=self.env, timeout=60)
+        return subprocess.run(
+            argv, capture_output=True, text=True, cwd=ROOT, env=self.env, timeout=60, input=stdin
+        )
 
-    def ok(self, *args: str) -> str:
-        result = self.run(*args)
+    def ok(self, *args: str, stdin: str | None = None) -> str:
+        result = self.run(*args, stdin=stdin)
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    def json(self, *args: str) -> dict:
-        return json.loads(self.ok("--json", *args))
+    def json(self, *args: str, stdin: str | None = None) -> dict:
+        return json.loads(self.ok("--json", *args, stdin=stdin))
 
 
 @pytest.fixture
@@ -198,3 +203,105 @@ def test_help_and_no_arguments_exit_0(cli: Cli) -> None:
         assert result.returncode == 0
         assert "Usage" in result.stdout
     assert "--verify" in cli.run("audit", "--help", db=False).stdout
+
+
+ISO_UTC = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+
+
+def test_forgetting_an_unknown_id_is_one_line_exit_2(cli: Cli) -> None:
+    kept = cli.json("remember", "The lab opens at eight.", "--ttl", "1d")
+    assert_bad_input(cli.run("forget", "m-nope"), "m-nope", "no live memory")
+    assert cli.json("forget", kept["id"])["ids"] == [kept["id"]]
+    assert_bad_input(cli.run("forget", kept["id"]), kept["id"])  # forgotten already
+    assert [entry["item_id"] for entry in cli.json("audit")["entries"]] == [kept["id"]]
+
+
+def test_a_db_in_a_missing_folder_needs_create(cli: Cli, tmp_path: Path) -> None:
+    nested = tmp_path / "typo" / "deeper" / "memory.db"
+    result = cli.run("--db", str(nested), "remember", "Lost note.", "--ttl", "1d", db=False)
+    assert_bad_input(result, "does not exist", "--create")
+    assert not (tmp_path / "typo").exists()
+    cli.env["AMNESIA_DB"] = str(nested)  # the same rule for a path from the environment
+    assert_bad_input(cli.run("status", db=False), "does not exist")
+    del cli.env["AMNESIA_DB"]
+    created = cli.run("--db", str(nested), "--create", "remember", "Found note.", "--ttl", "1d", db=False)
+    assert created.returncode == 0, created.stderr
+    assert nested.exists()
+    assert "Found note." in cli.ok("--db", str(nested), "plugs")  # an existing folder needs no --create
+
+
+def test_inspect_and_status_print_iso_utc_times_with_their_age(cli: Cli) -> None:
+    written = cli.json("remember", "The release is on Thursday.", "--ttl", "2d", "--key", "release")
+    cli.ok("remember", "The release is on Friday.", "--ttl", "2d", "--key", "release")  # supersedes it
+    cli.ok("preview")
+    text = cli.ok("inspect", cli.json("plugs")["items"][0]["id"])
+    fields = dict(line.split(": ", 1) for line in text.splitlines())
+    for name in ("created_at", "last_accessed_at", "expires_at", "stale_at"):
+        assert re.fullmatch(ISO_UTC + r" \((now|\S+ ago|in \S+)\)", fields[name]), (name, fields[name])
+    assert re.fullmatch(ISO_UTC + r" \(in 1d23h\d+m\d+s\)", fields["expires_at"]), fields["expires_at"]
+    assert (fields["ttl"], fields["hard_expires_at"]) == ("2d", "None")
+    assert re.fullmatch(r"1d23h\d+m\d+s", fields["remaining"])
+    status = cli.ok("status")
+    assert re.search(rf"^next expiry: {ISO_UTC} \(in 1d23h", status, re.MULTILINE), status
+    assert re.search(rf"^forgot {written['id']} \(superseded\) at {ISO_UTC} \(", status, re.MULTILINE)
+    for output in (text, status):
+        assert not re.search(r"\d{9,}\.\d", output), output  # no raw epoch seconds left
+
+
+def test_iso_utc_falls_back_to_the_number_when_no_date_has_it() -> None:
+    assert iso_utc(0.0) == "1970-01-01T00:00:00Z"
+    assert iso_utc(1e300) == "1e+300"
+
+
+def test_version_comes_from_the_installed_metadata_or_the_package(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    declared = re.search(r'^version = "([^"]+)"$', pyproject, re.MULTILINE).group(1)  # type: ignore[union-attr]
+    assert amnesia.__version__ == declared
+    result = cli.run("--version", db=False)
+    assert (result.returncode, result.stdout) == (0, f"dsh-memory-forget {declared}\n")
+
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    monkeypatch.setattr(amnesia, "__version__", "9.9.9-source")
+    assert run(["--version"]) == 0
+    assert capsys.readouterr().out == "dsh-memory-forget 9.9.9-source\n"
+
+
+def test_remember_dash_reads_the_content_from_standard_input(cli: Cli) -> None:
+    written = cli.json("remember", "-", "--ttl", "1d", stdin="  The coffee machine is on floor 2.\n")
+    assert (
+        written["id"] and cli.json("inspect", written["id"])["content"] == "The coffee machine is on floor 2."
+    )
+    assert_bad_input(cli.run("remember", "-", stdin=""), "content")
+    undecodable = subprocess.run(
+        [sys.executable, "-m", "amnesia.cli", "--db", str(cli.db), "remember", "-"],
+        input=b"caf\xe9",
+        capture_output=True,
+        cwd=ROOT,
+        env=cli.env,
+        timeout=60,
+    )
+    assert undecodable.returncode == 2 and b"not UTF-8" in undecodable.stderr
+    assert len(cli.json("plugs")["items"]) == 1
+
+
+def test_remember_dash_refuses_a_terminal_instead_of_waiting(cli: Cli) -> None:
+    controller, terminal = os.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "amnesia.cli", "--db", str(cli.db), "remember", "-"],
+            stdin=terminal,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=cli.env,
+            timeout=60,
+        )
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert_bad_input(result, "standard input")

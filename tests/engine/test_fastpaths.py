@@ -75,4 +75,5 @@ def test_audit_entries_are_immutable_and_round_trip():
         "ttl",
         "content",
         "restored_from",
+        "restore_fields",
     ]

@@ -1,0 +1,265 @@
+"""`ItemIndex`: the live items of one workspace, kept three ways — by id, by `key`, and as numpy columns
+(`ItemColumns`) — plus their content bytes. It answers the engine's questions about them (what is due, what a
+write supersedes, what to evict, what matches a forget) but never talks to the store: the engine commits first
+and then tells the index what changed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from amnesia import decay
+from amnesia.checks import check_choice, check_query, shown
+from amnesia.columns import ItemColumns
+from amnesia.errors import CapacityExceeded, InvalidInput, NotFound
+from amnesia.item import SCOPES, MemoryItem, normalize_tags
+from amnesia.text import matches_query
+
+if TYPE_CHECKING:
+    from amnesia.config import Config
+
+
+@dataclass(frozen=True)
+class ForgetFilter:
+    """What `forget` matches when it gets no id: items that meet every given filter at once."""
+
+    query: str | None = None  # the content matches this text (see amnesia.text.matches_query)
+    tags: frozenset[str] = frozenset()  # the item carries at least one of these tags
+    key: str | None = None  # the item's key is this
+    scope: str | None = None  # the item's scope is this
+    owner_id: str | None = None  # the item's owner is this
+
+    @classmethod
+    def parse(
+        cls,
+        item_id: str | None,
+        query: Any,
+        tags: Any,
+        key: str | None,
+        scope: str | None,
+        owner_id: str | None,
+        *,
+        everything: bool,
+        confirm: bool,
+    ) -> ForgetFilter:
+        """Check a forget request: an id, a filter, or everything (confirmed)."""
+        if scope is not None:
+            check_choice("scope", scope, SCOPES)
+        wanted = frozenset(normalize_tags(tags)) if tags else frozenset()
+        chosen = cls(query, wanted, key, scope, owner_id)
+        if everything and not confirm:
+            raise InvalidInput("all: forgetting everything needs confirm=True")
+        if item_id is None and chosen == cls() and not everything:
+            raise InvalidInput(
+                "forget: give an id, a query, tags, a key, a scope/owner, or all=True with confirm=True"
+            )
+        if query is not None:
+            check_query(query)
+        return chosen
+
+
+class ItemIndex:
+    """Live items by id (write order), ids by key, numpy columns, and the total content bytes."""
+
+    def __init__(self, items: Iterable[MemoryItem], config: Config) -> None:
+        self.config = config
+        self.items: dict[str, MemoryItem] = {}
+        self.ids_by_key: dict[str, set[str]] = {}
+        self.columns = ItemColumns(
+            auto_expire=config.auto_expire, rank_only=not decay.forgets_by_time(config)
+        )
+        self.bytes = 0  # content bytes of the live items: what max_store_bytes counts
+        for item in items:
+            self.add(item)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, item: MemoryItem) -> None:
+        """Index a new item, or re-index one whose fields changed."""
+        previous = self.items.get(item.id)
+        self.bytes += item.size_bytes - (previous.size_bytes if previous else 0)
+        self.items[item.id] = item
+        if item.key is not None:
+            self.ids_by_key.setdefault(item.key, set()).add(item.id)
+        self.columns.upsert(item)
+
+    def remove(self, item_ids: list[str]) -> None:
+        """Drop items the store has deleted."""
+        pop = self.items.pop
+        removed = [pop(item_id) for item_id in item_ids]
+        self.bytes -= sum([item.size_bytes for item in removed])
+        for item in removed:
+            if item.key is not None:
+                self.ids_by_key[item.key].discard(item.id)
+        self.columns.remove_many(item_ids)
+
+    def at(self, slot: int) -> MemoryItem:
+        """The item in column slot `slot` (a live slot)."""
+        return self.items[self.columns.ids[slot]]  # type: ignore[index]
+
+    def strengths(self, now: float) -> np.ndarray:
+        """Current strength of every slot (dead slots included: mask with `columns.alive`)."""
+        return self.columns.strengths(now, self.config.decay_k, self.config.auto_expire)
+
+    def stale_mask(self, strengths: np.ndarray) -> np.ndarray:
+        """Live, unpinned slots whose strength is below the stale threshold."""
+        columns, n = self.columns, self.columns.used
+        return columns.alive[:n] & ~columns.pinned[:n] & (strengths < decay.stale_threshold(self.config))
+
+    def due(self, now: float, strengths: np.ndarray) -> tuple[list[MemoryItem], list[str]]:
+        """The items that must be forgotten now and why ("expired" or "stale"), in slot order."""
+        if not self.config.auto_expire:
+            return [], []
+        due, expired = self.columns.due(now, strengths, self.config.forgotten_strength)
+        slots = np.flatnonzero(due)
+        if len(slots) == 0:
+            return [], []
+        ids, items = self.columns.ids, self.items
+        due_items = [items[ids[slot]] for slot in slots.tolist()]  # type: ignore[index]
+        return due_items, ["expired" if hard else "stale" for hard in expired[slots].tolist()]
+
+    def supersession_targets(self, item: MemoryItem, retire_id: str | None) -> list[MemoryItem]:
+        """What a new write retires: the item `retire_id` (the write's `supersedes`), then the same key's
+        items in its scope/owner. An untrusted write may not retire the user's own memory."""
+        targets: list[MemoryItem] = []
+        if retire_id is not None:
+            target = self.items.get(retire_id)
+            if target is None:
+                raise NotFound(f"supersedes: no live memory with id {retire_id!r}")
+            targets.append(target)
+        if item.key is not None:
+            chosen = {target.id for target in targets}
+            for other_id in sorted(self.ids_by_key.get(item.key, ())):
+                other = self.items[other_id]
+                if other.scope == item.scope and other.owner_id == item.owner_id and other_id not in chosen:
+                    targets.append(other)
+        if item.untrusted:
+            for target in targets:
+                if target.source == "user":
+                    raise InvalidInput(
+                        "key: an untrusted (auto) write cannot supersede the user's memory "
+                        f"{shown(target.id)}"
+                    )
+        return targets
+
+    def overflow(self, item: MemoryItem, retired: Sequence[MemoryItem]) -> int:
+        """Bytes over max_store_bytes once `item` is written and the live ones of `retired` are gone."""
+        freed = sum(target.size_bytes for target in retired if target.id in self.items)
+        return self.bytes - freed + item.size_bytes - self.config.max_store_bytes
+
+    def eviction_victims(
+        self, item: MemoryItem, retired: Sequence[MemoryItem], strengths: np.ndarray
+    ) -> list[MemoryItem]:
+        """Unpinned items to evict, weakest first, so that `item` fits; CapacityExceeded if even evicting
+        every unpinned item would not make room (then nothing is dropped)."""
+        deficit = self.overflow(item, retired)
+        if deficit <= 0:
+            return []
+        retired_ids = {target.id for target in retired}
+        victims: list[MemoryItem] = []
+        for slot in self.columns.eviction_order(strengths):
+            candidate = self.at(slot)
+            if candidate.id in retired_ids:
+                continue
+            victims.append(candidate)
+            deficit -= candidate.size_bytes
+            if deficit <= 0:
+                return victims
+        raise CapacityExceeded(
+            f"capacity: a {item.size_bytes}-byte memory does not fit max_store_bytes "
+            f"({self.config.max_store_bytes}) even after evicting every unpinned memory; nothing was dropped "
+            "— unpin or forget something first"
+        )
+
+    def matching(self, wanted: ForgetFilter) -> list[MemoryItem]:
+        """Live items that meet every filter of `wanted` (an unset filter lets everything through)."""
+        query, tags, key, scope, owner_id = (
+            wanted.query,
+            wanted.tags,
+            wanted.key,
+            wanted.scope,
+            wanted.owner_id,
+        )
+        return [
+            item
+            for item in self.items.values()
+            if (query is None or matches_query(query, item.content))
+            and (not tags or tags.intersection(item.tags))
+            and (key is None or item.key == key)
+            and (scope is None or item.scope == scope)
+            and (owner_id is None or item.owner_id == owner_id)
+        ]
+
+    def recall_hits(
+        self,
+        query: str,
+        strengths: np.ndarray,
+        owner_id: str | None,
+        include_workspace: bool,
+        limit: int | None,
+    ) -> list[MemoryItem]:
+        """Visible live items matching `query`, in injection order, at most `limit`."""
+        visible = self.columns.visible(owner_id, include_workspace)
+        hits: list[MemoryItem] = []
+        for slot in self.columns.injection_order(np.flatnonzero(visible), strengths):
+            item = self.at(slot)
+            if matches_query(query, item.content):
+                hits.append(item)
+                if limit is not None and len(hits) >= limit:
+                    break
+        return hits
+
+    def touch(self, item: MemoryItem, now: float) -> None:
+        """A use: boost the strength, restart the decay clock and, on the N-th access with
+        promote_after_accesses, stretch the ttl (never past the untrusted cap)."""
+        config = self.config
+        item.strength = decay.boost(decay.strength(item, now, config), config)
+        item.last_accessed_at = now
+        item.access_count += 1
+        item.status = "active"
+        promote_at = config.promote_after_accesses
+        if promote_at and item.access_count == promote_at and item.ttl is not None:
+            cap = config.untrusted_max_ttl if item.untrusted else math.inf
+            item.ttl = min(item.ttl * config.promote_ttl_factor, cap)
+        self.columns.upsert(item)
+
+    def restale(self, strengths: np.ndarray) -> tuple[int, list[MemoryItem]]:
+        """Record which items are now stale: (how many are, the items whose stale mark changed)."""
+        columns, n = self.columns, self.columns.used
+        stale = self.stale_mask(strengths)
+        changed = np.flatnonzero(columns.alive[:n] & (stale != columns.marked_stale[:n]))
+        updated = []
+        for slot in changed:
+            item = self.at(slot)
+            item.status = "stale" if stale[slot] else "active"
+            columns.marked_stale[slot] = bool(stale[slot])
+            updated.append(item)
+        return int(stale.sum()), updated
+
+    def counts(self, strengths: np.ndarray, *, forgotten: int) -> dict[str, int]:
+        """The status counts: live items active, stale and pinned, and `forgotten` (counted by the store)."""
+        columns, n = self.columns, self.columns.used
+        alive = columns.alive[:n]
+        stale = self.stale_mask(strengths)
+        return {
+            "active": int(alive.sum() - stale.sum()),
+            "stale": int(stale.sum()),
+            "forgotten": forgotten,
+            "pinned": int((alive & columns.pinned[:n]).sum()),
+        }
+
+    def tokens(self) -> int:
+        """Tokens of every live item's content."""
+        columns, n = self.columns, self.columns.used
+        return int(columns.tokens[:n][columns.alive[:n]].sum())
+
+    def next_expiry(self) -> float | None:
+        """When the next item will be forgotten untouched (None: no item ever will)."""
+        columns, n = self.columns, self.columns.used
+        times = columns.forget_times(self.config.forgotten_strength, self.config.decay_k)
+        return float(times.min()) if self.config.auto_expire and n and np.isfinite(times.min()) else None

@@ -1,0 +1,95 @@
+"""Injection planning over an `ItemIndex`: which live memories are candidates for the block, in what order,
+and what each one's line costs — then `selection.fill_budget` takes them greedily.
+
+Only the HEAD_CANDIDATES strongest candidates are sorted up front; the rest rank below all of them, so they
+are looked at only when the budget still has room for one of them (or a pinned one is among them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from amnesia import decay
+from amnesia.checks import check_count
+from amnesia.selection import Candidate, Selection, duration_tokens, fill_budget
+
+if TYPE_CHECKING:
+    from amnesia.index import ItemIndex
+
+HEAD_CANDIDATES = 1024  # injection candidates sorted up front; the rest only if the budget still has room
+
+
+def resolve_budget(budget_tokens: Any, default: int) -> int:
+    """The token budget of one injection: the caller's, else the configured default."""
+    budget = default if budget_tokens is None else budget_tokens
+    check_count("budget_tokens", budget, minimum=0)
+    return budget
+
+
+def plan_injection(
+    index: ItemIndex,
+    strengths: np.ndarray,
+    budget: int,
+    owner_id: str | None,
+    include_workspace: bool,
+    now: float,
+) -> tuple[Selection, dict[str, int]]:
+    """The selection for one block and what was left out: `{"stale", "invisible", "not_reached"}` counts.
+    `strengths` are the index's current strengths (nothing due may be left in it)."""
+    config, columns = index.config, index.columns
+    visible = columns.visible(owner_id, include_workspace)
+    n = columns.used
+    stale = visible & (strengths < decay.stale_threshold(config)) & ~columns.pinned[:n]
+    excluded = {"stale": int(stale.sum()), "invisible": len(index) - int(visible.sum())}
+    if not config.prompt_section_enabled:
+        return fill_budget((), np.zeros(0), budget, now), excluded
+    head, rest = columns.strongest(np.flatnonzero(visible & ~stale), strengths, HEAD_CANDIDATES)
+    ordered = columns.injection_order(head, strengths)  # more than HEAD_CANDIDATES when ties are wide
+    selection = _fill(index, ordered[:HEAD_CANDIDATES], strengths, budget, now)
+    later = np.concatenate([ordered[HEAD_CANDIDATES:], rest])
+    unsorted = len(later)
+    # Later candidates rank below every one walked so far: they matter only if one could still fit.
+    if unsorted and (
+        selection.remaining >= int(columns.line_tokens[later].min()) + 2 or columns.pinned[later].any()
+    ):
+        everything = np.concatenate([ordered, columns.injection_order(rest, strengths)])
+        selection, unsorted = _fill(index, everything, strengths, budget, now), 0
+    excluded["not_reached"] = selection.not_reached + unsorted
+    return selection, excluded
+
+
+def _fill(index: ItemIndex, ordered: np.ndarray, strengths: np.ndarray, budget: int, now: float) -> Selection:
+    """fill_budget over the slots `ordered`, with each line's cost from the columns (nothing rendered)."""
+    columns, config = index.columns, index.config
+    forget_times = columns.forget_times(config.forgotten_strength, config.decay_k, ordered)
+    remaining = np.where(np.isfinite(forget_times), forget_times - now, 0.0)
+    costs = (
+        columns.line_tokens[ordered]
+        + duration_tokens(now - columns.created[ordered])
+        + np.where(np.isfinite(forget_times), duration_tokens(remaining), 0)
+    )
+    return fill_budget(_LazyCandidates(index, ordered, strengths, forget_times), costs, budget, now)
+
+
+class _LazyCandidates(Sequence[Candidate]):
+    """Candidates in injection order, built only as far as the budget walk gets (usually a few hundred)."""
+
+    def __init__(
+        self, index: ItemIndex, slots: np.ndarray, strengths: np.ndarray, forget_times: np.ndarray
+    ) -> None:
+        self._index, self._slots, self._strengths, self._forget_times = index, slots, strengths, forget_times
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        slot = self._slots[index]
+        when = float(self._forget_times[index])
+        forget_at = None if math.isinf(when) else when
+        item = self._index.items[self._index.columns.ids[slot]]  # type: ignore[index]  # inline: hot loop
+        return Candidate(item, float(self._strengths[slot]), forget_at)
