@@ -45,7 +45,8 @@ class ClockFile:
 
 
 def server_env(tmp_path: Path, **amnesia: str) -> dict[str, str]:
-    env = {"PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
+    # the server keeps its store's audit key where this test process looks for it ($XDG_CONFIG_HOME)
+    env = {"PYTHONPATH": str(ROOT), "HOME": str(tmp_path), "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]}
     return env | {f"AMNESIA_{name.upper()}": value for name, value in amnesia.items()}
 
 
