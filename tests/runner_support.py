@@ -7,8 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -154,22 +152,24 @@ def run_ok(tasks: Path, out: Path, *extra: str, arms: str = THREE_ARMS) -> None:
     assert result.exit_code == 0, result.output
 
 
-def run_cli_then_kill(args: list[str], stop_when: Callable[[], bool], timeout: float) -> None:
-    """Start `amnesia-bench ARGS` in a process group of its own; once `stop_when()` holds, the run ends or
-    `timeout` seconds pass, SIGKILL the whole group (workers included), as a crash would."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    command = [sys.executable, "-c", "from amnesia_bench.cli import main; main()", *args]
+def run_cli_killed_after(args: list[str], records: int, timeout: float = 300) -> int:
+    """Run `amnesia-bench ARGS` in a process group of its own; the process (main or worker) that writes its
+    `records`-th log record tears that record and SIGKILLs the whole group, as a crash would
+    (tests/kill_after_records.py). Returns the exit status: -SIGKILL, or 0 if the run wrote fewer records."""
+    here = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here.parent), str(here)])}
+    command = [sys.executable, str(here / "kill_after_records.py"), str(records), *args]
     process = subprocess.Popen(
-        command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
-    deadline = time.monotonic() + timeout
     try:
-        while process.poll() is None and time.monotonic() < deadline and not stop_when():
-            time.sleep(0.005)
+        _, stderr = process.communicate(timeout=timeout)
     finally:
-        if process.poll() is None:
+        if process.poll() is None:  # hung: never leave it behind
             os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+            process.wait()
+    assert process.returncode in (0, -signal.SIGKILL), stderr.decode(errors="replace")[-2000:]
+    return process.returncode
 
 
 def write_tasks(folder: Path, tasks: list[dict[str, Any]], name: str = "tasks.yaml") -> Path:

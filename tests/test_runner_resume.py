@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
-from runner_support import run_cli_then_kill, run_logs, write_tasks
+from runner_support import run_cli_killed_after, run_logs, write_tasks
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
@@ -20,10 +21,7 @@ def _args(tasks: Path, out: Path) -> list[str]:
 
 
 def _kill_mid_run(tasks: Path, out: Path) -> None:
-    def twenty_logs_started() -> bool:
-        return (out / "logs").exists() and len(list((out / "logs").rglob("*.jsonl"))) >= 20
-
-    run_cli_then_kill(_args(tasks, out), twenty_logs_started, timeout=60)
+    assert run_cli_killed_after(_args(tasks, out), records=500) == -signal.SIGKILL  # ~30 pairs in
 
 
 def test_resume_after_a_kill_equals_an_uninterrupted_run(tmp_path: Path) -> None:
