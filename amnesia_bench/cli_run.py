@@ -69,6 +69,9 @@ def register(app: typer.Typer) -> None:
         resume: Annotated[
             bool, typer.Option(help="Skip finished (arm, task) pairs; redo unfinished ones.")
         ] = False,
+        overwrite: Annotated[
+            bool, typer.Option(help="Replace the logs of an earlier run in --out (refused without it).")
+        ] = False,
         arm_config: Annotated[Path | None, typer.Option(help="YAML: arm name -> {base, options}.")] = None,
         set_: Annotated[
             list[str] | None, typer.Option("--set", help="arm.option=value (repeatable).")
@@ -116,6 +119,7 @@ def register(app: typer.Typer) -> None:
             limit=limit,
             groups=_parse_groups(group),
             resume=resume,
+            overwrite=overwrite,
             progress=progress,
             argv=_without_secrets(sys.argv[1:]),
         )

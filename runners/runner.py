@@ -51,6 +51,7 @@ class RunOptions:
     limit: int | None = None
     groups: tuple[str, ...] = ()
     resume: bool = False
+    overwrite: bool = False  # a fresh run may replace the logs of an earlier run in `out`
     progress: bool = True
     argv: list[str] = field(default_factory=list)
 
@@ -133,12 +134,18 @@ def _check_resumable(path: Path, manifest: dict[str, Any]) -> None:
             raise RunError(f"{path}: cannot resume: {key} differs from the original run (use a new --out)")
 
 
-def _prepare_fresh_folder(out: Path) -> None:
-    """A fresh run replaces an earlier run in the same folder (never a folder that is not a run folder), so
-    the logs of two runs can never mix."""
+def _prepare_fresh_folder(out: Path, overwrite: bool) -> None:
+    """A fresh run replaces an earlier run in the same folder only when told to (`overwrite`), and never a
+    folder that is not a run folder, so logs are never lost by accident and two runs can never mix."""
     if out.exists() and any(out.iterdir()):
         if not (out / "manifest.json").is_file():
             raise RunError(f"--out: {out} is not empty and holds no manifest.json; choose a new folder")
+        logs = sum(1 for _ in (out / "logs").rglob("*.jsonl")) if (out / "logs").is_dir() else 0
+        if logs and not overwrite:
+            raise RunError(
+                f"--out: {out} already holds a run ({logs} session logs); "
+                "pass --resume to continue it or --overwrite to replace it"
+            )
         for part in _RUN_PARTS:
             shutil.rmtree(out / part, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -194,6 +201,8 @@ def run(options: RunOptions) -> RunSummary:
         raise RunError(f"--limit: expected a non-negative number, got {options.limit}")
     if options.budget_tokens < 0:
         raise RunError(f"--budget: expected a non-negative number of tokens, got {options.budget_tokens}")
+    if options.resume and options.overwrite:
+        raise RunError("--resume and --overwrite contradict each other: continue the run or replace it")
     model = resolve_model(options.model)
     tasks = select_tasks(load_tasks(options.tasks), options.groups, options.limit)
     manifest = build_manifest(options, model, tasks)
@@ -201,7 +210,7 @@ def run(options: RunOptions) -> RunSummary:
     if options.resume and manifest_path.exists():
         _check_resumable(manifest_path, manifest)
     else:
-        _prepare_fresh_folder(options.out)
+        _prepare_fresh_folder(options.out, options.overwrite)
         _write_json_atomically(manifest_path, manifest)
     jobs = _jobs(options, tasks)
     pending = [job for job in jobs if not (options.resume and is_finished(job.log_path))]
