@@ -155,7 +155,7 @@ def test_a_run_never_deletes_earlier_logs_unless_told_to_overwrite(small_set: Pa
     assert {p: p.read_bytes() for p in (out / "logs").rglob("*.jsonl")} == logs_before
     assert (out / "manifest.json").read_bytes() == manifest_before
 
-    both = _run("--tasks", str(small_set), "--arms", "no-memory", "--out", str(out), "--resume", "--overwrite")
+    both = _run("--tasks", str(small_set), "--out", str(out), "--resume", "--overwrite")
     assert both.exit_code == 2 and "contradict" in both.output
 
     replaced = _run("--tasks", str(small_set), "--arms", "no-memory", "--out", str(out), "--overwrite")
