@@ -58,7 +58,11 @@ def register(app: typer.Typer) -> None:
             DEFAULT_ARMS
         ),
         model: Annotated[
-            str, typer.Option(help="scripted[:first|last|newest|uniform], openai:<m>, gguf:<m>.")
+            str,
+            typer.Option(
+                help="provider/model or provider:model: scripted[/first|last|newest|uniform], openai/<m>, "
+                "gguf/<m> (amnesia-bench list models)."
+            ),
         ] = ("scripted"),
         seed: Annotated[int, typer.Option(help="Run seed; each (arm, task) stream derives from it.")] = 0,
         out: Annotated[Path, typer.Option(help="Run folder.")] = Path("runs/default"),
