@@ -14,6 +14,7 @@ import typer
 
 from amnesia_bench.api import DEFAULT_ARMS
 from runners.armconfig import resolve_arm_specs
+from runners.models.cache import default_cache_path
 from runners.models.envopts import apply_model_flags
 from runners.runner import RunOptions, run
 from tasks.errors import BadInput, TaskSetError
@@ -137,5 +138,10 @@ def register(app: typer.Typer) -> None:
             f"{summary.pairs} pairs run, {summary.skipped} skipped, {summary.model_calls} model calls, "
             f"{summary.probes} probes in {summary.seconds:.1f}s -> {summary.out}"
         )
+        if summary.cache_hits is not None:
+            typer.echo(
+                f"response cache: {summary.cache_hits} hits, {summary.cache_misses} misses "
+                f"({default_cache_path()})"
+            )
         if report:
             _build_report(out)

@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from runners.armconfig import ArmSpec
 from runners.models import resolve_model
+from runners.models.cache import CachedModel
 from runners.replay import PairJob, derive_seed, replay_pair
 from tasks.errors import RunError
 from tasks.load import load_tasks, task_set_hash
@@ -64,6 +65,26 @@ class RunSummary:
     model_calls: int
     probes: int
     seconds: float
+    cache_hits: int | None = None  # answers served by the response cache (None: the model has no cache)
+    cache_misses: int | None = None  # calls the cache could not answer, made for real
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """What a batch of pairs did, summed over the batches of a run."""
+
+    calls: int = 0
+    probes: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+    def __add__(self, other: _Counts) -> _Counts:
+        return _Counts(
+            self.calls + other.calls,
+            self.probes + other.probes,
+            self.cache_hits + other.cache_hits,
+            self.cache_misses + other.cache_misses,
+        )
 
 
 def select_tasks(tasks: list[Task], groups: tuple[str, ...], limit: int | None) -> list[Task]:
@@ -171,20 +192,24 @@ def _jobs(options: RunOptions, tasks: list[Task]) -> list[PairJob]:
 _WORKER_MODELS: dict[str, Model] = {}
 
 
-def _run_batch(model_spec: str, batch: list[PairJob]) -> tuple[int, int]:
-    """Worker entry point: replay a batch; returns (model calls, probes)."""
+def _run_batch(model_spec: str, batch: list[PairJob]) -> _Counts:
+    """Worker entry point: replay a batch and say what it did."""
     model = _WORKER_MODELS.get(model_spec)
     if model is None:
         model = _WORKER_MODELS[model_spec] = resolve_model(model_spec)
     return _replay_all(model, batch)
 
 
-def _replay_all(model: Model, batch: list[PairJob]) -> tuple[int, int]:
+def _replay_all(model: Model, batch: list[PairJob]) -> _Counts:
+    cache = model if isinstance(model, CachedModel) else None
+    hits, misses = (cache.hits, cache.misses) if cache else (0, 0)
     calls = probes = 0
     for job in batch:
         pair_calls, pair_probes = replay_pair(job, model)
         calls, probes = calls + pair_calls, probes + pair_probes
-    return calls, probes
+    if cache:
+        hits, misses = cache.hits - hits, cache.misses - misses
+    return _Counts(calls, probes, hits, misses)
 
 
 def _batches(jobs: list[PairJob], size: int) -> Iterator[list[PairJob]]:
@@ -214,14 +239,13 @@ def run(options: RunOptions) -> RunSummary:
         _write_json_atomically(manifest_path, manifest)
     jobs = _jobs(options, tasks)
     pending = [job for job in jobs if not (options.resume and is_finished(job.log_path))]
-    calls = probes = 0
+    counts = _Counts()
     with tqdm(
         total=len(pending), desc="pairs", unit="pair", file=sys.stderr, disable=not options.progress
     ) as bar:
         if options.workers == 1:
             for batch in _batches(pending, 1):
-                c, p = _replay_all(model, batch)
-                calls, probes = calls + c, probes + p
+                counts += _replay_all(model, batch)
                 bar.update(len(batch))
         else:
             context = multiprocessing.get_context("spawn")
@@ -232,18 +256,20 @@ def run(options: RunOptions) -> RunSummary:
                 }
                 try:
                     for future in concurrent.futures.as_completed(futures):
-                        c, p = future.result()
-                        calls, probes = calls + c, probes + p
+                        counts += future.result()
                         bar.update(futures[future])
                 except BaseException:
                     # Stop queued batches instead of finishing them; unfinished pairs are redone by --resume.
                     pool.shutdown(wait=False, cancel_futures=True)
                     raise
+    cached = isinstance(model, CachedModel)
     return RunSummary(
         out=options.out,
         pairs=len(pending),
         skipped=len(jobs) - len(pending),
-        model_calls=calls,
-        probes=probes,
+        model_calls=counts.calls,
+        probes=counts.probes,
         seconds=time.perf_counter() - started,
+        cache_hits=counts.cache_hits if cached else None,
+        cache_misses=counts.cache_misses if cached else None,
     )

@@ -129,6 +129,10 @@ class GGUFModel:
             "n_ctx": s.n_ctx,
         }
 
+    def cache_identity(self) -> dict[str, Any]:
+        """Nothing beyond the request: the file (name and size) is part of `request_payload`."""
+        return {}
+
     def complete(self, request: ModelRequest) -> ModelResponse:
         if request.tools:
             raise ModelCallError(f"{self.name}: no tool-call format in this local model (agent-managed mode)")
