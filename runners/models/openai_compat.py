@@ -224,6 +224,14 @@ def _snippet(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
+def catalogue() -> list[tuple[str, str]]:
+    """(spec, what it is) for `amnesia-bench list models`."""
+    endpoint = (
+        os.environ.get(envopts.BASE_URL) or f"{DEFAULT_BASE_URL} (set --base-url or ${envopts.BASE_URL})"
+    )
+    return [("openai/<model id>", f"any OpenAI-compatible chat-completions endpoint, here {endpoint}")]
+
+
 def from_spec(argument: str | None) -> Model:
     """`openai:<model>` (or `openai` with AMNESIA_MODEL); every other setting from the environment."""
     settings = OpenAISettings.from_env(
