@@ -10,6 +10,7 @@ import pandas as pd
 
 from reports.logread import RunData
 from reports.stats import DEFAULT_RESAMPLES
+from reports.tooluse import tool_use_line
 
 AMNESIA, FULL, NONE = "amnesia", "full-memory", "no-memory"
 FIGURES = (
@@ -188,6 +189,8 @@ def render(
         "## Results by arm and group",
         "",
         table(summary, ["arm", "group"]),
+        "",
+        tool_use_line(data),
         "",
         "## Results by category",
         "",

@@ -40,6 +40,26 @@ def echo_completion(request_body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def tool_reply(*calls: tuple[str, dict]) -> Reply:
+    """A completion that asks for these tool calls (name, arguments)."""
+    tool_calls = [
+        {"id": f"t{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for i, (name, args) in enumerate(calls)
+    ]
+    message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+    return Reply(
+        body={"choices": [{"message": message}], "usage": {"prompt_tokens": 50, "completion_tokens": 9}}
+    )
+
+
+def text_reply(text: str) -> Reply:
+    """A completion that answers with this text."""
+    message = {"role": "assistant", "content": text}
+    return Reply(
+        body={"choices": [{"message": message}], "usage": {"prompt_tokens": 60, "completion_tokens": 4}}
+    )
+
+
 class StubServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()

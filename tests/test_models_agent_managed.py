@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from openai_stub import Reply, StubServer
+from openai_stub import Reply, StubServer, text_reply, tool_reply
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
@@ -34,24 +34,6 @@ sessions:
       - user: "What is the verification drink?"
         probe: {expect: [oolong], stale: [lapsang]}
 """
-
-
-def tool_reply(*calls: tuple[str, dict]) -> Reply:
-    tool_calls = [
-        {"id": f"t{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-        for i, (name, args) in enumerate(calls)
-    ]
-    message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
-    return Reply(
-        body={"choices": [{"message": message}], "usage": {"prompt_tokens": 50, "completion_tokens": 9}}
-    )
-
-
-def text_reply(text: str) -> Reply:
-    message = {"role": "assistant", "content": text}
-    return Reply(
-        body={"choices": [{"message": message}], "usage": {"prompt_tokens": 60, "completion_tokens": 4}}
-    )
 
 
 @pytest.fixture
