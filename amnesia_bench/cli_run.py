@@ -44,6 +44,10 @@ def _without_secrets(argv: list[str]) -> list[str]:
     return masked
 
 
+def _warn(line: str) -> None:
+    typer.echo(f"warning: {line}", err=True)
+
+
 def _build_report(run_dir: Path) -> None:
     from reports.build import build_report  # imported here: a run without the report step need not load it
 
@@ -129,7 +133,7 @@ def register(app: typer.Typer) -> None:
             argv=_without_secrets(sys.argv[1:]),
         )
         try:
-            summary = run(options)
+            summary = run(options, warn=_warn)
         except TaskSetError as error:
             if tasks == Path("tasks") and not tasks.exists():  # the default set is resolved from the cwd
                 error.hint = "run from the repository root, or pass --tasks PATH"

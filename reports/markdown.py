@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from reports.coverage import limit_note
 from reports.logread import RunData
 from reports.stats import DEFAULT_RESAMPLES
 from reports.tooluse import tool_use_line
@@ -161,6 +162,7 @@ def render(
     lines = [
         "# Amnesia benchmark report",
         "",
+        *limit_note(data),
         headline(paired_groups, paired_categories),
         "",
         benefit_line(benefit),

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from runners.armconfig import ArmSpec
+from runners.armconfig import ArmSpec, ineffective_options
 from runners.models import resolve_model
 from runners.models.cache import CachedModel
 from runners.replay import PairJob, derive_seed, replay_pair
@@ -116,7 +116,10 @@ def _package_version() -> str | None:
         return None
 
 
-def build_manifest(options: RunOptions, model: Model, tasks: list[Task]) -> dict[str, Any]:
+def build_manifest(
+    options: RunOptions, model: Model, tasks: list[Task], left_out: list[str] | None = None
+) -> dict[str, Any]:
+    """The run's manifest; `left_out`: groups the --limit dropped every task of (after --group)."""
     content_hash, files = task_set_hash(options.tasks)
     return {
         "format": MANIFEST_FORMAT,
@@ -135,6 +138,7 @@ def build_manifest(options: RunOptions, model: Model, tasks: list[Task]) -> dict
         },
         "groups": sorted({t.group for t in tasks}),
         "limit": options.limit,
+        "groups_left_out_by_limit": left_out or [],
         "argv": options.argv,
     }
 
@@ -217,8 +221,13 @@ def _batches(jobs: list[PairJob], size: int) -> Iterator[list[PairJob]]:
         yield jobs[start : start + size]
 
 
-def run(options: RunOptions) -> RunSummary:
-    """Run (or resume) a benchmark into `options.out`."""
+def _ignore(line: str) -> None:
+    return None
+
+
+def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummary:
+    """Run (or resume) a benchmark into `options.out`; `warn(line)` hears about settings that mislead (an
+    option that can change no outcome on the selected tasks)."""
     started = time.perf_counter()
     if options.workers < 1:
         raise RunError(f"--workers: expected at least 1, got {options.workers}")
@@ -229,8 +238,12 @@ def run(options: RunOptions) -> RunSummary:
     if options.resume and options.overwrite:
         raise RunError("--resume and --overwrite contradict each other: continue the run or replace it")
     model = resolve_model(options.model)
-    tasks = select_tasks(load_tasks(options.tasks), options.groups, options.limit)
-    manifest = build_manifest(options, model, tasks)
+    in_groups = select_tasks(load_tasks(options.tasks), options.groups, None)
+    tasks = in_groups[: options.limit] if options.limit is not None else in_groups
+    for line in ineffective_options(options.arms, tasks):
+        warn(line)
+    left_out = sorted({t.group for t in in_groups} - {t.group for t in tasks})
+    manifest = build_manifest(options, model, tasks, left_out)
     manifest_path = options.out / "manifest.json"
     if options.resume and manifest_path.exists():
         _check_resumable(manifest_path, manifest)
