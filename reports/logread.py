@@ -52,7 +52,8 @@ class RunData:
         return list(dict.fromkeys(self.tasks["arm"]))
 
 
-def _read_manifest(run_dir: Path) -> dict[str, Any]:
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """The run folder's manifest.json, checked (ReportInputError naming the file if missing or malformed)."""
     path = run_dir / "manifest.json"
     if not run_dir.is_dir():
         raise ReportInputError(f"{run_dir}: not a run folder")
@@ -169,7 +170,7 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
     """Load one or more run folders of the same design (same task set and arms) into one RunData."""
     if not run_dirs:
         raise ReportInputError("no run folder given")
-    runs = [RunInfo(i, Path(d), _read_manifest(Path(d))) for i, d in enumerate(run_dirs)]
+    runs = [RunInfo(i, Path(d), read_manifest(Path(d))) for i, d in enumerate(run_dirs)]
     first = runs[0]
     for run in runs[1:]:
         if run.manifest.get("tasks", {}).get("content_hash") != first.manifest.get("tasks", {}).get(
