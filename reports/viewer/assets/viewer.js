@@ -2,7 +2,7 @@
  *
  * data/index.js calls AmnesiaViewer.index(index): runs, summary counts, one row per task.
  * data/tasks/<file>.js calls AmnesiaViewer.task(task): every column's records for one task, loaded on demand
- * by adding a <script> element (browsers refuse fetch() of local files from a file:// page).
+ * by adding a <script> element (a browser will not let a file:// page fetch local files by XHR or fetch).
  * Every text from the logs is inserted as text (textContent), never as HTML.
  */
 (function () {
@@ -386,29 +386,34 @@
       m.tool_calls ? el("pre", { className: "requested", text: "tool calls: " + JSON.stringify(m.tool_calls) }) : null);
   }
 
+  /* One line of the timeline: time, kind, then the parts, separated by spaces (so copied text reads well). */
+  function line(className, r, kind, parts) {
+    var children = [el("span", { className: "time", text: duration(r.sim_time) }), " ",
+      el("span", { className: "kind", text: kind })];
+    parts.forEach(function (part) { if (part !== null && part !== undefined) children.push(" ", part); });
+    return el("div", { className: "event " + className }, children);
+  }
+
   function eventNode(r, block, strings) {
-    var at = el("span", { className: "time", text: duration(r.sim_time) });
     switch (r.type) {
       case "memory_write":
-        return el("div", { className: "event write" }, at, el("span", { className: "kind", text: "write" }),
-          el("code", { text: r.item_id }),
+        return line("write", r, "write", [el("code", { text: r.item_id }),
           el("span", { className: "facts", text: [r.kind, r.pinned ? "pinned" : "ttl " + duration(r.ttl), r.curve,
             r.strength !== null && r.strength !== undefined ? "strength " + strength(r.strength) : null,
             r.key ? "key " + r.key : null, r.scope, r.source && r.source !== "user" ? "source " + r.source : null]
             .filter(Boolean).join(" · ") }),
-          el("q", { text: r.content }));
+          el("q", { text: r.content })]);
       case "memory_touch":
-        return el("div", { className: "event touch" }, at, el("span", { className: "kind", text: "touch" }),
-          el("code", { text: r.item_id }), "strength → " + strength(r.strength) + " (" + r.reason + ")");
+        return line("touch", r, "touch", [el("code", { text: r.item_id }),
+          "strength → " + strength(r.strength) + " (" + r.reason + ")"]);
       case "memory_stale":
-        return el("div", { className: "event stale" }, at, el("span", { className: "kind", text: "stale" }),
-          el("code", { text: r.item_id }), "strength fell below " + r.threshold + ": hidden from the prompt");
+        return line("stale", r, "stale", [el("code", { text: r.item_id }),
+          "strength fell below " + r.threshold + ": hidden from the prompt"]);
       case "memory_forget":
-        return el("div", { className: "event forget" }, at, el("span", { className: "kind", text: "forgotten" }),
-          el("code", { text: r.item_id }), r.reason + (r.content_hash ? " · sha256 " + r.content_hash.slice(0, 12) : ""));
+        return line("forget", r, "forgotten", [el("code", { text: r.item_id }),
+          r.reason + (r.content_hash ? " · sha256 " + r.content_hash.slice(0, 12) : "")]);
       case "memory_refused":
-        return el("div", { className: "event refused" }, at, el("span", { className: "kind", text: "refused" }),
-          r.reason + (r.rule ? " (" + r.rule + ")" : ""));
+        return line("refused", r, "refused", [r.reason + (r.rule ? " (" + r.rule + ")" : "")]);
       case "injection":
         return el("details", { className: "event injection", open: true },
           el("summary", null, el("span", { className: "kind", text: "injected block" }),
@@ -426,8 +431,8 @@
           el("div", { className: "message role-answer" }, el("div", { className: "role", text: "answer" }),
             el("pre", { text: r.response })));
       case "tool_call":
-        return el("div", { className: "event tool" }, at, el("span", { className: "kind", text: "tool call" }),
-          el("code", { text: r.name + "(" + r.arguments + ")" }), " → ", el("code", { text: r.result }));
+        return line("tool", r, "tool call", [el("code", { text: r.name + "(" + r.arguments + ")" }), "→",
+          el("code", { text: r.result })]);
       case "probe":
         var matched = r.matched || {};
         return el("div", { className: "event probe probe-" + r.classification, "data-classification": r.classification },
@@ -439,9 +444,9 @@
             valueList("poison", r.poison, matched.poison), r.abstain ? el("span", { className: "values", text: "abstaining is correct" }) : null),
           el("pre", { className: "answer" }, highlighted(r.answer, candidateMarks(r, true))));
       case "session_end":
-        return el("div", { className: "event quiet" }, at, "session " + r.session_id + " ends");
+        return line("quiet", r, "session " + r.session_id + " ends", []);
       default:
-        return el("div", { className: "event quiet" }, at, r.type);
+        return line("quiet", r, r.type, []);
     }
   }
 
