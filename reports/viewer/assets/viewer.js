@@ -440,8 +440,10 @@
             r.mechanism ? el("span", { className: "mechanism", text: r.mechanism }) : null,
             r.fact_changed_at !== null && r.fact_changed_at !== undefined
               ? el("span", { className: "facts", text: "fact last written at " + duration(r.fact_changed_at) }) : null),
-          el("div", null, valueList("expect", r.expect, matched.expect), valueList("stale", r.stale, matched.stale),
-            valueList("poison", r.poison, matched.poison), r.abstain ? el("span", { className: "values", text: "abstaining is correct" }) : null),
+          el("div", null, r.expect.length ? valueList("expect", r.expect, matched.expect) : null,
+            r.stale.length ? valueList("stale", r.stale, matched.stale) : null,
+            r.poison.length ? valueList("poison", r.poison, matched.poison) : null,
+            r.abstain ? el("span", { className: "values", text: "abstaining is correct" }) : null),
           el("pre", { className: "answer" }, highlighted(r.answer, candidateMarks(r, true))));
       case "session_end":
         return line("quiet", r, "session " + r.session_id + " ends", []);
@@ -451,7 +453,7 @@
   }
 
   function blockNode(block, strings) {
-    if (!block) return el("div", { className: "block-body absent", text: "—" });
+    if (!block) return el("div", { className: "block-body absent", text: "nothing happened here in this arm" });
     var r = block.record;
     return el("div", { className: "block-body kind-" + block.kind },
       el("div", { className: "block-title", text: blockTitle(block) }),
