@@ -13,14 +13,12 @@ filter, to open a task (its data file loaded on demand) and to render two arms s
 from __future__ import annotations
 
 import argparse
-import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -30,33 +28,17 @@ from runners.armconfig import resolve_arm_specs
 from runners.runner import RunOptions, run
 from tasks.generate import generate, write_generated
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the test's browser set-up
+from headless_chromium import chromium
+
 ARMS = ["no-memory", "full-memory", "amnesia"]
 GROUPS = ("helpful", "harmful", "mixed")
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1000",
-)
 
 
 def _timed(action):  # type: ignore[no-untyped-def]
     started = time.perf_counter()
     result = action()
     return result, time.perf_counter() - started
-
-
-def _browser(profile: Path) -> webdriver.Chrome:
-    options = Options()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in (*FLAGS, f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
 def _in_page(driver: webdriver.Chrome, index: Path) -> dict[str, float]:
@@ -121,13 +103,8 @@ def main() -> None:
         index_mb = (site / "data" / "index.js").stat().st_size / 1e6
         largest_kb = max(p.stat().st_size for p in (site / "data" / "tasks").glob("*.js")) / 1e3
         site_mb = sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) / 1e6
-        profile = Path(tempfile.mkdtemp(prefix="viewer-bench-"))
-        driver = _browser(profile)
-        try:
+        with chromium() as driver:
             page = _in_page(driver, site / "index.html")
-        finally:
-            driver.quit()
-            shutil.rmtree(profile, ignore_errors=True)
     figures = {
         "tasks": f"{args.tasks:,}",
         "pairs": f"{summary.pairs:,}",

@@ -8,17 +8,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tempfile
 from collections.abc import Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
 import pytest
+from headless_chromium import chromium
 from runner_support import SMALL_SET, read_log, run_args, write_tasks
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -34,7 +31,6 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ARMS = ("no-memory", "full-memory", "amnesia")
 WAIT_SECONDS = 30  # an upper bound for a loaded machine; every wait ends as soon as its condition holds
 
@@ -53,29 +49,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
-    options = Options()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="viewer-chromium-")
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1400,1000",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _logs(site: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
