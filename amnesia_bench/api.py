@@ -28,13 +28,15 @@ def run(
     set_options: Sequence[str] = (),
     arm_config: Path | str | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     progress: bool = False,
     report: bool = True,
 ) -> Path:
     """Replay `tasks` (a file or folder) on every arm with `model`, write the run folder (logs + manifest)
     and, unless `report=False`, its report in OUT/report; return the run folder. `set_options` are
-    `arm.option=value` strings as with `--set`. Raises `tasks.errors.BadInput` before writing anything when
-    an input is wrong."""
+    `arm.option=value` strings as with `--set`. An `out` that holds an earlier run's logs is refused unless
+    `resume` (continue it) or `overwrite` (replace it). Raises `tasks.errors.BadInput` before writing
+    anything when an input is wrong."""
     specs = resolve_arm_specs(list(arms), Path(arm_config) if arm_config else None, list(set_options))
     summary = run_pairs(
         RunOptions(
@@ -48,6 +50,7 @@ def run(
             limit=limit,
             groups=tuple(groups),
             resume=resume,
+            overwrite=overwrite,
             progress=progress,
         )
     )

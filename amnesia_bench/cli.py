@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from amnesia.cli_runner import run_app
-from amnesia_bench import __version__, cli_run, cli_tasks
+from amnesia_bench import __version__, cli_cache, cli_list, cli_run, cli_tasks
 from amnesia_bench import cli_reports as reports_cli
 from tasks.errors import HANDLED_ERRORS, HarnessError, exit_code, problems
 
@@ -64,6 +64,8 @@ def _options(
 cli_tasks.register(app)
 cli_run.register(app)
 reports_cli.register(app)
+cli_cache.register(app)
+cli_list.register(app)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

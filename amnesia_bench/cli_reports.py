@@ -1,4 +1,4 @@
-"""`amnesia-bench report | check | compare | rescore`: the reports side of the CLI (reads run folders only).
+"""`amnesia-bench report | view | check | compare | rescore`: the reports side of the CLI (run folders only).
 
 Bad input (missing/corrupt run folder, malformed `--max` spec) raises `ReportInputError`; `amnesia_bench.cli`
 turns it into one line on stderr and exit code 2."""
@@ -26,6 +26,17 @@ def register(app: typer.Typer) -> None:
 
         target = build_report(runs, out=out, resamples=resamples, timeline_task=timeline_task)
         typer.echo(f"report written to {target}")
+
+    @app.command("view")
+    def view_command(
+        runs: Annotated[list[Path], typer.Argument(help="Run folder(s) to browse together.")],
+        out: Annotated[Path | None, typer.Option(help="Site folder (default: FIRST_RUN/view).")] = None,
+    ) -> None:
+        """Write a static site to browse the runs: open OUT/index.html from disk (no server, no network)."""
+        from reports.viewer import build_viewer
+
+        target = build_viewer(runs, out if out is not None else runs[0] / "view")
+        typer.echo(f"viewer written to {target / 'index.html'}")
 
     @app.command("check")
     def check_command(

@@ -14,6 +14,7 @@ import typer
 
 from amnesia_bench.api import DEFAULT_ARMS
 from runners.armconfig import resolve_arm_specs
+from runners.models.cache import default_cache_path
 from runners.models.envopts import apply_model_flags
 from runners.runner import RunOptions, run
 from tasks.errors import BadInput, TaskSetError
@@ -43,6 +44,10 @@ def _without_secrets(argv: list[str]) -> list[str]:
     return masked
 
 
+def _warn(line: str) -> None:
+    typer.echo(f"warning: {line}", err=True)
+
+
 def _build_report(run_dir: Path) -> None:
     from reports.build import build_report  # imported here: a run without the report step need not load it
 
@@ -58,7 +63,11 @@ def register(app: typer.Typer) -> None:
             DEFAULT_ARMS
         ),
         model: Annotated[
-            str, typer.Option(help="scripted[:first|last|newest|uniform], openai:<m>, gguf:<m>.")
+            str,
+            typer.Option(
+                help="provider/model or provider:model: scripted[/first|last|newest|uniform], openai/<m>, "
+                "gguf/<m> (amnesia-bench list models)."
+            ),
         ] = ("scripted"),
         seed: Annotated[int, typer.Option(help="Run seed; each (arm, task) stream derives from it.")] = 0,
         out: Annotated[Path, typer.Option(help="Run folder.")] = Path("runs/default"),
@@ -68,6 +77,9 @@ def register(app: typer.Typer) -> None:
         group: Annotated[str | None, typer.Option(help="Only these groups (comma-separated).")] = None,
         resume: Annotated[
             bool, typer.Option(help="Skip finished (arm, task) pairs; redo unfinished ones.")
+        ] = False,
+        overwrite: Annotated[
+            bool, typer.Option(help="Replace the logs of an earlier run in --out (refused without it).")
         ] = False,
         arm_config: Annotated[Path | None, typer.Option(help="YAML: arm name -> {base, options}.")] = None,
         set_: Annotated[
@@ -116,11 +128,12 @@ def register(app: typer.Typer) -> None:
             limit=limit,
             groups=_parse_groups(group),
             resume=resume,
+            overwrite=overwrite,
             progress=progress,
             argv=_without_secrets(sys.argv[1:]),
         )
         try:
-            summary = run(options)
+            summary = run(options, warn=_warn)
         except TaskSetError as error:
             if tasks == Path("tasks") and not tasks.exists():  # the default set is resolved from the cwd
                 error.hint = "run from the repository root, or pass --tasks PATH"
@@ -129,5 +142,10 @@ def register(app: typer.Typer) -> None:
             f"{summary.pairs} pairs run, {summary.skipped} skipped, {summary.model_calls} model calls, "
             f"{summary.probes} probes in {summary.seconds:.1f}s -> {summary.out}"
         )
+        if summary.cache_hits is not None:
+            typer.echo(
+                f"response cache: {summary.cache_hits} hits, {summary.cache_misses} misses "
+                f"({default_cache_path()})"
+            )
         if report:
             _build_report(out)

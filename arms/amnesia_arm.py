@@ -52,6 +52,7 @@ def _engine_config(options: dict[str, Any], arm: str) -> Config:
 
 class AmnesiaArm(ArmBase):
     name = "amnesia"
+    SEED = "000"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -66,6 +67,12 @@ class AmnesiaArm(ArmBase):
         self._ids_by_key: dict[str, list[str]] = {}
         self._unsubscribe: list[Any] = []
         self._last_injection: Injection | None = None  # what the next answer is reported against ("used")
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """Every engine Config field a replay can use, then the two arm options (aliases: ttl, curve, k)."""
+        config = {name: value for name, value in Config().to_dict().items() if name not in _HOST_ONLY}
+        return {**config, "budget": None, "use_keys": False}
 
     def describe(self) -> dict[str, Any]:
         config = {k: v for k, v in asdict(self.config).items() if k not in _HOST_ONLY}

@@ -24,10 +24,11 @@ runner logs everything else (turns, injections, model calls, probes).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from amnesia.clock import SimulatedClock
 from tasks.spec import AgentRole, ForgetSpec, RememberSpec
@@ -107,10 +108,19 @@ class ArmBase:
     """Convenience base: no-op hooks, so an arm implements only what it needs."""
 
     name = "base"
+    SEED: ClassVar[str] = ""  # the design it reproduces (a seed document number, a paper); "" = a baseline
+    OPTIONS: ClassVar[type | None] = None  # the frozen dataclass of its options; None = it takes none
 
     def __init__(self, **options: Any) -> None:
         self.options = options
         self.ctx: ArmContext | None = None
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """Every option the arm takes (`--set arm.option=value`), with its default."""
+        if cls.OPTIONS is None:
+            return {}
+        return {f.name: f.default for f in dataclasses.fields(cls.OPTIONS)}
 
     def describe(self) -> dict[str, Any]:
         return {"arm": self.name, "options": dict(self.options)}

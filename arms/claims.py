@@ -124,6 +124,8 @@ class ForgetCheck:
 
 class ClaimsArm(OwnStoreArm):
     name = "claims"
+    SEED = "004"
+    OPTIONS = ClaimsOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -135,7 +137,7 @@ class ClaimsArm(OwnStoreArm):
         self._next_id = 1
 
     def describe(self) -> dict[str, Any]:
-        return {"arm": self.name, "base": "claims", "seed": "004", **asdict(self.config)}
+        return {"arm": self.name, "base": "claims", "seed": self.SEED, **asdict(self.config)}
 
     def start_session(self, session: SessionInfo) -> None:
         self.session = session

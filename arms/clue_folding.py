@@ -150,6 +150,8 @@ class FoldState:
 
 class ClueFoldingArm(OwnStoreArm):
     name = "clue-folding"
+    SEED = "003"
+    OPTIONS = ClueFoldingOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -159,7 +161,7 @@ class ClueFoldingArm(OwnStoreArm):
         self._next_id = 1
 
     def describe(self) -> dict[str, Any]:
-        return {"arm": self.name, "base": "clue-folding", "seed": "003", **asdict(self.config)}
+        return {"arm": self.name, "base": "clue-folding", "seed": self.SEED, **asdict(self.config)}
 
     def start_task(self, ctx: ArmContext) -> None:
         super().start_task(ctx)

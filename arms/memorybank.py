@@ -80,6 +80,8 @@ class BankItem:
 
 class MemoryBankArm(OwnStoreArm):
     name = "memorybank"
+    SEED = "MemoryBank (Zhong et al. 2023)"
+    OPTIONS = MemoryBankOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -94,7 +96,7 @@ class MemoryBankArm(OwnStoreArm):
         return {
             "arm": self.name,
             "base": "memorybank",
-            "seed": "MemoryBank (Zhong et al. 2023)",
+            "seed": self.SEED,
             **asdict(self.config),
         }
 

@@ -164,6 +164,8 @@ def signal_candidate(text: str, turn: int) -> Candidate | None:
 
 class RetrievalArm(OwnStoreArm):
     name = "retrieval"
+    SEED = "002"
+    OPTIONS = RetrievalOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -176,7 +178,7 @@ class RetrievalArm(OwnStoreArm):
         self._next_id = 1
 
     def describe(self) -> dict[str, Any]:
-        return {"arm": self.name, "base": "retrieval", "seed": "002", "options": asdict(self.config)}
+        return {"arm": self.name, "base": "retrieval", "seed": self.SEED, "options": asdict(self.config)}
 
     # --- lifecycle
     def start_session(self, session: SessionInfo) -> None:

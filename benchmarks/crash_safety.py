@@ -4,12 +4,15 @@ check the database against what the killed process had been told (benchmarks/db_
     python benchmarks/crash_safety.py                   # 300 kills (about 3 minutes on 2 cores)
     python benchmarks/crash_safety.py --kills 24 --json # what tests/hardening/test_crash.py runs
 
-Each round starts a worker on the same SQLite file; the worker loops over seeded random operations on a
-simulated clock (remember with and without a key, session memories, forget by id and by query, sweep, end of
-a sub-agent), with a store small enough that most writes evict. It logs an intent line before and an ack line
-after every operation. The parent kills it after a random delay, reopens the file (recovery) and checks every
-invariant. Prints kills, operations in flight when killed, acknowledged operations, writes and forgets
-checked, and every problem; exit 1 if there is one.
+Each round starts a worker on the same SQLite file; the worker runs seeded random operations on a simulated
+clock (remember with and without a key, session memories, forget by id and by query, sweep, end of a
+sub-agent), with a store small enough that most writes evict. It logs an intent line before and an ack line
+after every operation. The kill point is random but drawn from the seed, never from a timer, so the same seed
+kills at the same place however loaded the machine is: in its last operation the worker counts SQLite's
+progress callbacks (one per `PROGRESS_STEP` virtual-machine instructions, so inside statements and open
+transactions) and SIGKILLs itself at a drawn count, or right after the operation if it ends first. The parent
+then reopens the file (recovery) and checks every invariant. Prints kills, operations in flight when killed,
+acknowledged operations, writes and forgets checked, and every problem; exit 1 if there is one.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ CONFIG = Config(max_store_bytes=1_000, max_item_bytes=400, default_ttl=1_800.0)
 WORDS = ("deploy", "oolong", "staging", "invoice", "harbor", "quartz", "lantern", "meadow")
 STEP_SECONDS = 7.0  # simulated time per operation: ttls of minutes expire within a round
 OWNERS = ("s1", "s2")
+MAX_OPERATIONS = 40  # a worker runs 1..MAX_OPERATIONS-1 operations, the last one killed
+MAX_PROGRESS_CALLS = 200  # the kill lands at 1..MAX_PROGRESS_CALLS-1 progress callbacks into the last one
+PROGRESS_STEP = 1  # SQLite virtual-machine instructions per progress callback (a typical operation: 50-300)
 
 
 def _note(log: TextIO, **event: Any) -> None:
@@ -80,22 +86,42 @@ def _operation(engine: Amnesia, rng: random.Random, serial: str, log: TextIO) ->
     engine.clock.advance(STEP_SECONDS)  # type: ignore[attr-defined]
 
 
-def worker(db: Path, ledger: Path, start: float, seed: int) -> None:
-    """Run random operations until killed (prints `ready` once the store is open)."""
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _arm_kill(store: SQLiteStore, progress_calls: int) -> None:
+    """SIGKILL this process at the `progress_calls`-th SQLite progress callback from now."""
+    remaining = progress_calls
+
+    def countdown() -> int:
+        nonlocal remaining
+        remaining -= 1
+        if remaining <= 0:
+            _die()
+        return 0  # 0 = let SQLite go on
+
+    store._db.set_progress_handler(countdown, PROGRESS_STEP)  # the benchmark reaches into its own store
+
+
+def worker(db: Path, ledger: Path, start: float, seed: int, operations: int, progress_calls: int) -> None:
+    """Run `operations` random operations and die (SIGKILL) inside the last one, at its `progress_calls`-th
+    SQLite progress callback, or just after it when it finishes sooner."""
     rng = random.Random(seed)
     clock = SimulatedClock(start)
     counter = iter(range(10**9))
-    engine = Amnesia(
-        store=SQLiteStore(db), config=CONFIG, clock=clock, id_factory=lambda: f"m-{seed}-{next(counter)}"
-    )
-    print("ready", flush=True)
+    store = SQLiteStore(db)
+    engine = Amnesia(store=store, config=CONFIG, clock=clock, id_factory=lambda: f"m-{seed}-{next(counter)}")
     with ledger.open("a", encoding="utf-8") as log:
         _note(log, t="start", at=start)
-        while True:
+        for index in range(operations):
+            if index == operations - 1:
+                _arm_kill(store, progress_calls)
             try:
                 _operation(engine, rng, f"{seed}-{next(counter)}", log)
             except AmnesiaError as error:  # e.g. capacity with only pinned items left: refused, not lost
                 _note(log, t="ack", op="refused", error=str(error))
+    _die()
 
 
 def _last_time(ledger: Path) -> float:
@@ -110,7 +136,7 @@ def _last_time(ledger: Path) -> float:
     return latest
 
 
-def run_kills(kills: int, folder: Path, seed: int, max_delay: float) -> dict[str, Any]:
+def run_kills(kills: int, folder: Path, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     db, ledger = folder / "memory.db", folder / "ledger.jsonl"
     problems: list[str] = []
@@ -126,21 +152,17 @@ def run_kills(kills: int, folder: Path, seed: int, max_delay: float) -> dict[str
                 str(ledger),
                 str(start),
                 str(seed * 100_000 + round_index),
+                str(rng.randrange(1, MAX_OPERATIONS)),
+                str(rng.randrange(1, MAX_PROGRESS_CALLS)),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        assert process.stdout is not None
-        if process.stdout.readline().strip() != "ready":
-            problems.append(f"round {round_index}: worker failed to start: {process.communicate()[1][-300:]}")
+        _, stderr = process.communicate()
+        if process.returncode != -signal.SIGKILL:
+            problems.append(f"round {round_index}: worker exited with {process.returncode}: {stderr[-300:]}")
             break
-        time.sleep(rng.uniform(0.0, max_delay))
-        if process.poll() is not None:
-            problems.append(f"round {round_index}: worker died: {process.communicate()[1][-300:]}")
-            break
-        process.send_signal(signal.SIGKILL)
-        process.communicate()
         SQLiteStore(db).close()  # reopen after the crash, as the next user would
         verdict = check_database(db, read_ledgers([ledger]), CONFIG)
         if verdict.problems:
@@ -163,23 +185,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-delay", type=float, default=0.3, help="seconds a worker runs at most")
     parser.add_argument("--dir", type=Path, default=None, help="keep the database here (default: a temp dir)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument(
-        "--worker", nargs=4, metavar=("DB", "LEDGER", "START", "SEED"), help=argparse.SUPPRESS
+        "--worker",
+        nargs=6,
+        metavar=("DB", "LEDGER", "START", "SEED", "OPERATIONS", "PROGRESS_CALLS"),
+        help=argparse.SUPPRESS,
     )
     args = parser.parse_args()
     if args.worker:
-        db, ledger, start, seed = args.worker
-        worker(Path(db), Path(ledger), float(start), int(seed))
+        db, ledger, start, seed, operations, progress_calls = args.worker
+        worker(Path(db), Path(ledger), float(start), int(seed), int(operations), int(progress_calls))
         return 0
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.dir or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         os.environ[KEY_FILE_ENV] = str(folder / "audit.key")  # workers share it; nothing left in ~/.config
         started = time.perf_counter()
-        figures = run_kills(args.kills, folder, args.seed, args.max_delay)
+        figures = run_kills(args.kills, folder, args.seed)
         figures["seconds"] = round(time.perf_counter() - started, 1)
     return print_figures(figures, args.json)
 

@@ -80,7 +80,7 @@ def read_run(run_dir: Path, wall_seconds: float) -> RunFigures:
 def run_bench(tasks: Path, model: str, out: Path, env: dict[str, str]) -> RunFigures:
     command = [
         *("amnesia-bench", "run", "--tasks", str(tasks), "--arms", ARMS, "--model", model),
-        *("--out", str(out), "--no-report", "--no-progress"),
+        *("--out", str(out), "--overwrite", "--no-report", "--no-progress"),
     ]
     started = time.perf_counter()
     subprocess.run(command, check=True, env=env, cwd=REPO)

@@ -17,6 +17,7 @@ from reports.logread import RunData, load_runs
 from reports.metrics import arm_pairs, benefit_share, paired_table, per_task, stale_by_age, summarise
 from reports.staging import staged_folder
 from reports.stats import DEFAULT_RESAMPLES
+from reports.tooluse import with_tool_calls
 
 
 @dataclass
@@ -45,7 +46,7 @@ def compute_tables(
     return ReportTables(
         data=data,
         per_task=table,
-        summary=summarise(table, ["arm", "group"], resamples),
+        summary=with_tool_calls(summarise(table, ["arm", "group"], resamples), data),
         categories=summarise(table, ["arm", "group", "category"], resamples),
         paired_groups=paired_table(data, table, pairs, ["group"], resamples),
         paired_categories=paired_table(data, table, pairs, ["group", "category"], resamples),

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from tasks.errors import ReportInputError
-from tasks.logschema import MANIFEST_FORMAT, MEMORY_TYPES, ModelCall, read_log, required_fields
+from tasks.logschema import MANIFEST_FORMAT, MEMORY_TYPES, ModelCall, ToolCall, read_log, required_fields
 
 _CALL_FIELDS = required_fields(ModelCall.TYPE)
 TASK_FIELDS = ("id", "group", "category")
@@ -52,7 +52,8 @@ class RunData:
         return list(dict.fromkeys(self.tasks["arm"]))
 
 
-def _read_manifest(run_dir: Path) -> dict[str, Any]:
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """The run folder's manifest.json, checked (ReportInputError naming the file if missing or malformed)."""
     path = run_dir / "manifest.json"
     if not run_dir.is_dir():
         raise ReportInputError(f"{run_dir}: not a run folder")
@@ -81,6 +82,7 @@ def read_log_file(path: Path) -> list[dict[str, Any]]:
 def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     context = {"run": run, "group": task["group"], "category": task["category"]}
     rows: dict[str, list[dict[str, Any]]] = {"calls": [], "injections": [], "probes": [], "memory": []}
+    tools_per_turn = _tool_calls_per_turn(records)
     for record in records:
         kind = record["type"]
         base = {**context, "arm": record["arm"], "task_id": record["task_id"], "sim_time": record["sim_time"]}
@@ -119,6 +121,7 @@ def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict
                     "answer": record["answer"],
                     "classification": record["classification"],
                     "fact_changed_at": record.get("fact_changed_at"),
+                    "tool_calls": tools_per_turn.get((record["session_index"], record["turn_index"]), 0),
                 }
             )
         elif kind in MEMORY_TYPES:
@@ -141,6 +144,16 @@ def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict
     return rows
 
 
+def _tool_calls_per_turn(records: list[dict[str, Any]]) -> dict[tuple[int, int], int]:
+    """(session, turn) -> how many tool calls the model made in that turn (agent-managed mode)."""
+    counts: dict[tuple[int, int], int] = {}
+    for record in records:
+        if record["type"] == ToolCall.TYPE:
+            turn = (record["session_index"], record["turn_index"])
+            counts[turn] = counts.get(turn, 0) + 1
+    return counts
+
+
 COLUMNS = {
     "calls": ["run", "group", "category", "arm", "task_id", "sim_time", *_CALL_FIELDS],
     "injections": ["run", "group", "category", "arm", "task_id", "sim_time", "tokens", "block", "item_ids"],
@@ -157,7 +170,7 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
     """Load one or more run folders of the same design (same task set and arms) into one RunData."""
     if not run_dirs:
         raise ReportInputError("no run folder given")
-    runs = [RunInfo(i, Path(d), _read_manifest(Path(d))) for i, d in enumerate(run_dirs)]
+    runs = [RunInfo(i, Path(d), read_manifest(Path(d))) for i, d in enumerate(run_dirs)]
     first = runs[0]
     for run in runs[1:]:
         if run.manifest.get("tasks", {}).get("content_hash") != first.manifest.get("tasks", {}).get(
@@ -199,6 +212,7 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
                         "model_calls": end["model_calls"],
                         "probes": end["probes"],
                         "wall_seconds": end.get("wall_seconds"),
+                        "tool_calls": sum(record["type"] == ToolCall.TYPE for record in records),
                         "horizon": max(r["sim_time"] for r in records),
                         "file": str(path),
                     }

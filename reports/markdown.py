@@ -8,8 +8,10 @@ from typing import Any
 
 import pandas as pd
 
+from reports.coverage import limit_note
 from reports.logread import RunData
 from reports.stats import DEFAULT_RESAMPLES
+from reports.tooluse import tool_use_line
 
 AMNESIA, FULL, NONE = "amnesia", "full-memory", "no-memory"
 FIGURES = (
@@ -160,6 +162,7 @@ def render(
     lines = [
         "# Amnesia benchmark report",
         "",
+        *limit_note(data),
         headline(paired_groups, paired_categories),
         "",
         benefit_line(benefit),
@@ -188,6 +191,8 @@ def render(
         "## Results by arm and group",
         "",
         table(summary, ["arm", "group"]),
+        "",
+        tool_use_line(data),
         "",
         "## Results by category",
         "",

@@ -24,8 +24,11 @@ import yaml
 from arms.base import Arm
 from arms.registry import available, create_arm, resolve
 from tasks.errors import ArmConfigError, UnknownArmError
+from tasks.spec import Task
 
 _ENTRY_FIELDS = {"base", "options"}
+# Options that apply only to writes that name no ttl of their own (the amnesia arms; `ttl` is an alias).
+_DEFAULT_TTL_OPTIONS = ("default_ttl", "ttl")
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,26 @@ def comparable_arms() -> list[str]:
     """`--arms all`: every registered arm that runs with any model (arms that expose `tools` need a model
     with function calling, so they are left out)."""
     return [name for name in available() if not hasattr(create_arm(name), "tools")]
+
+
+def ineffective_options(specs: list[ArmSpec], tasks: list[Task]) -> list[str]:
+    """One line per option given explicitly (`--set`, `--arm-config`) that cannot change any outcome on these
+    tasks: a default ttl when every write in them carries its own ttl or a pin. Arms whose model writes
+    through tools (agent-managed) are left out: the model may write without a ttl."""
+    writes = [spec for task in tasks for s in task.sessions for turn in s.turns for spec in turn.remember]
+    if any(write.ttl is None and not write.pin for write in writes):
+        return []
+    lines = []
+    for spec in specs:
+        given = [name for name in _DEFAULT_TTL_OPTIONS if name in spec.options]
+        if given and not hasattr(spec.build(), "tools"):
+            lines += [
+                f"{spec.name}.{name}={spec.options[name]} changes no outcome here: every one of the "
+                f"{len(writes)} writes in the selected tasks has its own ttl or a pin, and {name} applies "
+                "only to writes without one"
+                for name in given
+            ]
+    return lines
 
 
 def resolve_arm_specs(

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -23,8 +23,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from runners.armconfig import ArmSpec
+from runners.armconfig import ArmSpec, ineffective_options
 from runners.models import resolve_model
+from runners.models.cache import CachedModel
 from runners.replay import PairJob, derive_seed, replay_pair
 from tasks.errors import RunError
 from tasks.load import load_tasks, task_set_hash
@@ -51,6 +52,7 @@ class RunOptions:
     limit: int | None = None
     groups: tuple[str, ...] = ()
     resume: bool = False
+    overwrite: bool = False  # a fresh run may replace the logs of an earlier run in `out`
     progress: bool = True
     argv: list[str] = field(default_factory=list)
 
@@ -63,6 +65,26 @@ class RunSummary:
     model_calls: int
     probes: int
     seconds: float
+    cache_hits: int | None = None  # answers served by the response cache (None: the model has no cache)
+    cache_misses: int | None = None  # calls the cache could not answer, made for real
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """What a batch of pairs did, summed over the batches of a run."""
+
+    calls: int = 0
+    probes: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+    def __add__(self, other: _Counts) -> _Counts:
+        return _Counts(
+            self.calls + other.calls,
+            self.probes + other.probes,
+            self.cache_hits + other.cache_hits,
+            self.cache_misses + other.cache_misses,
+        )
 
 
 def select_tasks(tasks: list[Task], groups: tuple[str, ...], limit: int | None) -> list[Task]:
@@ -94,7 +116,10 @@ def _package_version() -> str | None:
         return None
 
 
-def build_manifest(options: RunOptions, model: Model, tasks: list[Task]) -> dict[str, Any]:
+def build_manifest(
+    options: RunOptions, model: Model, tasks: list[Task], left_out: list[str] | None = None
+) -> dict[str, Any]:
+    """The run's manifest; `left_out`: groups the --limit dropped every task of (after --group)."""
     content_hash, files = task_set_hash(options.tasks)
     return {
         "format": MANIFEST_FORMAT,
@@ -113,6 +138,7 @@ def build_manifest(options: RunOptions, model: Model, tasks: list[Task]) -> dict
         },
         "groups": sorted({t.group for t in tasks}),
         "limit": options.limit,
+        "groups_left_out_by_limit": left_out or [],
         "argv": options.argv,
     }
 
@@ -133,12 +159,18 @@ def _check_resumable(path: Path, manifest: dict[str, Any]) -> None:
             raise RunError(f"{path}: cannot resume: {key} differs from the original run (use a new --out)")
 
 
-def _prepare_fresh_folder(out: Path) -> None:
-    """A fresh run replaces an earlier run in the same folder (never a folder that is not a run folder), so
-    the logs of two runs can never mix."""
+def _prepare_fresh_folder(out: Path, overwrite: bool) -> None:
+    """A fresh run replaces an earlier run in the same folder only when told to (`overwrite`), and never a
+    folder that is not a run folder, so logs are never lost by accident and two runs can never mix."""
     if out.exists() and any(out.iterdir()):
         if not (out / "manifest.json").is_file():
             raise RunError(f"--out: {out} is not empty and holds no manifest.json; choose a new folder")
+        logs = sum(1 for _ in (out / "logs").rglob("*.jsonl")) if (out / "logs").is_dir() else 0
+        if logs and not overwrite:
+            raise RunError(
+                f"--out: {out} already holds a run ({logs} session logs); "
+                "pass --resume to continue it or --overwrite to replace it"
+            )
         for part in _RUN_PARTS:
             shutil.rmtree(out / part, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -164,20 +196,24 @@ def _jobs(options: RunOptions, tasks: list[Task]) -> list[PairJob]:
 _WORKER_MODELS: dict[str, Model] = {}
 
 
-def _run_batch(model_spec: str, batch: list[PairJob]) -> tuple[int, int]:
-    """Worker entry point: replay a batch; returns (model calls, probes)."""
+def _run_batch(model_spec: str, batch: list[PairJob]) -> _Counts:
+    """Worker entry point: replay a batch and say what it did."""
     model = _WORKER_MODELS.get(model_spec)
     if model is None:
         model = _WORKER_MODELS[model_spec] = resolve_model(model_spec)
     return _replay_all(model, batch)
 
 
-def _replay_all(model: Model, batch: list[PairJob]) -> tuple[int, int]:
+def _replay_all(model: Model, batch: list[PairJob]) -> _Counts:
+    cache = model if isinstance(model, CachedModel) else None
+    hits, misses = (cache.hits, cache.misses) if cache else (0, 0)
     calls = probes = 0
     for job in batch:
         pair_calls, pair_probes = replay_pair(job, model)
         calls, probes = calls + pair_calls, probes + pair_probes
-    return calls, probes
+    if cache:
+        hits, misses = cache.hits - hits, cache.misses - misses
+    return _Counts(calls, probes, hits, misses)
 
 
 def _batches(jobs: list[PairJob], size: int) -> Iterator[list[PairJob]]:
@@ -185,8 +221,13 @@ def _batches(jobs: list[PairJob], size: int) -> Iterator[list[PairJob]]:
         yield jobs[start : start + size]
 
 
-def run(options: RunOptions) -> RunSummary:
-    """Run (or resume) a benchmark into `options.out`."""
+def _ignore(line: str) -> None:
+    return None
+
+
+def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummary:
+    """Run (or resume) a benchmark into `options.out`; `warn(line)` hears about settings that mislead (an
+    option that can change no outcome on the selected tasks)."""
     started = time.perf_counter()
     if options.workers < 1:
         raise RunError(f"--workers: expected at least 1, got {options.workers}")
@@ -194,25 +235,30 @@ def run(options: RunOptions) -> RunSummary:
         raise RunError(f"--limit: expected a non-negative number, got {options.limit}")
     if options.budget_tokens < 0:
         raise RunError(f"--budget: expected a non-negative number of tokens, got {options.budget_tokens}")
+    if options.resume and options.overwrite:
+        raise RunError("--resume and --overwrite contradict each other: continue the run or replace it")
     model = resolve_model(options.model)
-    tasks = select_tasks(load_tasks(options.tasks), options.groups, options.limit)
-    manifest = build_manifest(options, model, tasks)
+    in_groups = select_tasks(load_tasks(options.tasks), options.groups, None)
+    tasks = in_groups[: options.limit] if options.limit is not None else in_groups
+    for line in ineffective_options(options.arms, tasks):
+        warn(line)
+    left_out = sorted({t.group for t in in_groups} - {t.group for t in tasks})
+    manifest = build_manifest(options, model, tasks, left_out)
     manifest_path = options.out / "manifest.json"
     if options.resume and manifest_path.exists():
         _check_resumable(manifest_path, manifest)
     else:
-        _prepare_fresh_folder(options.out)
+        _prepare_fresh_folder(options.out, options.overwrite)
         _write_json_atomically(manifest_path, manifest)
     jobs = _jobs(options, tasks)
     pending = [job for job in jobs if not (options.resume and is_finished(job.log_path))]
-    calls = probes = 0
+    counts = _Counts()
     with tqdm(
         total=len(pending), desc="pairs", unit="pair", file=sys.stderr, disable=not options.progress
     ) as bar:
         if options.workers == 1:
             for batch in _batches(pending, 1):
-                c, p = _replay_all(model, batch)
-                calls, probes = calls + c, probes + p
+                counts += _replay_all(model, batch)
                 bar.update(len(batch))
         else:
             context = multiprocessing.get_context("spawn")
@@ -223,18 +269,20 @@ def run(options: RunOptions) -> RunSummary:
                 }
                 try:
                     for future in concurrent.futures.as_completed(futures):
-                        c, p = future.result()
-                        calls, probes = calls + c, probes + p
+                        counts += future.result()
                         bar.update(futures[future])
                 except BaseException:
                     # Stop queued batches instead of finishing them; unfinished pairs are redone by --resume.
                     pool.shutdown(wait=False, cancel_futures=True)
                     raise
+    cached = isinstance(model, CachedModel)
     return RunSummary(
         out=options.out,
         pairs=len(pending),
         skipped=len(jobs) - len(pending),
-        model_calls=calls,
-        probes=probes,
+        model_calls=counts.calls,
+        probes=counts.probes,
         seconds=time.perf_counter() - started,
+        cache_hits=counts.cache_hits if cached else None,
+        cache_misses=counts.cache_misses if cached else None,
     )

@@ -9,6 +9,7 @@ before composing (libyaml's composer recurses in C), and a cap on the alias-expa
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,16 +46,35 @@ _ID_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# Characters that would break an error line apart or hide part of it: control characters and the Unicode
+# line/paragraph separators (str.splitlines splits on all of them).
+_LINE_BREAKING = frozenset({"Cc", "Zl", "Zp"})
+
+
+def escape_line_breaks(text: str) -> str:
+    """`text` with every control character and line separator escaped as in a Python literal (`\\n`,
+    `\\x00`, `\\u2028`), so a message built from user input always prints as exactly one line."""
+    return "".join(
+        char.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(char) in _LINE_BREAKING
+        else char
+        for char in text
+    )
+
+
 @dataclass(frozen=True)
 class TaskError:
-    file: str
-    line: int
-    field: str
-    problem: str
+    """One problem of a task set; prints as ONE line `file:line: field: problem` whatever the names and
+    values in it contain (a YAML key may hold a newline)."""
+
+    file: str  # the file (or folder) as the user named it
+    line: int  # 1-based; 0 = the file or folder as a whole
+    field: str  # dotted path of the field, e.g. sessions[1].turns[0].probe.expect
+    problem: str  # what is wrong, naming the value
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file  # line 0: the file/folder as a whole
-        return f"{where}: {self.field}: {self.problem}"
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return escape_line_breaks(f"{where}: {self.field}: {self.problem}")
 
 
 class _Refused(Exception):

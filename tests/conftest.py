@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -103,27 +102,29 @@ def run_ok(run_args: Callable[..., list[str]]) -> Callable[..., None]:
 
 
 @pytest.fixture(scope="session")
-def run_cli_then_kill() -> Callable[[list[str], Callable[[], bool], float], None]:
-    """`run_cli_then_kill(args, stop_when, timeout)`: start `amnesia-bench ARGS` in a process group of its
-    own; once `stop_when()` holds, the run ends or `timeout` seconds pass, SIGKILL the whole group (workers
-    included), as a crash would."""
+def run_cli_killed_after() -> Callable[..., int]:
+    """`run_cli_killed_after(args, records, timeout=300) -> exit status`: run `amnesia-bench ARGS` in a
+    process group of its own; the process (main or worker) that writes its `records`-th log record tears
+    that record and SIGKILLs the whole group, as a crash would (tests/kill_after_records.py): a deterministic
+    kill point, not a timing race. Returns -SIGKILL, or 0 if the run wrote fewer records."""
 
-    def run_and_kill(args: list[str], stop_when: Callable[[], bool], timeout: float) -> None:
+    def run(args: list[str], records: int, timeout: float = 300) -> int:
+        here = Path(__file__).resolve().parent
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-        command = [sys.executable, "-c", "from amnesia_bench.cli import main; main()", *args]
+        command = [sys.executable, str(here / "kill_after_records.py"), str(records), *args]
         process = subprocess.Popen(
-            command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
-        deadline = time.monotonic() + timeout
         try:
-            while process.poll() is None and time.monotonic() < deadline and not stop_when():
-                time.sleep(0.005)
+            _, stderr = process.communicate(timeout=timeout)
         finally:
-            if process.poll() is None:
+            if process.poll() is None:  # hung: never leave it behind
                 os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+                process.wait()
+        assert process.returncode in (0, -signal.SIGKILL), stderr.decode(errors="replace")[-2000:]
+        return process.returncode
 
-    return run_and_kill
+    return run
 
 
 # ---- reading logs ------------------------------------------------------------------------------------------

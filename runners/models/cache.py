@@ -1,9 +1,12 @@
-"""An on-disk response cache for real models, keyed by the exact request.
+"""An on-disk response cache for real models, keyed by the exact request and the endpoint that answers it.
 
 The key is a SHA-256 of the canonical JSON of what the adapter actually sends (model id, messages, tools,
-sampling params, seed) plus an `epoch`, so re-running or resuming a finished run makes no new calls, and a
-new epoch asks for fresh samples. SQLite in WAL mode with a busy timeout, so worker processes can share one
-file; the connection is opened lazily per process (the wrapper pickles without it).
+sampling params, seed), of the adapter's `cache_identity()` (for an HTTP endpoint: its base URL and the model
+the server reports serving), and of an `epoch`. So re-running or resuming a finished run against the same
+endpoint makes no new calls, a new epoch asks for fresh samples, and an answer is never served for another
+endpoint (two servers with the same model id, or a dead port) or for another model behind the same URL.
+SQLite in WAL mode with a busy timeout, so worker processes can share one file; the connection is opened
+lazily per process (the wrapper pickles without it). `amnesia-bench cache stats|clear` shows and empties it.
 """
 
 from __future__ import annotations
@@ -39,12 +42,30 @@ class CacheableModel(Protocol):
 
     def complete(self, request: ModelRequest) -> ModelResponse: ...
 
-    def request_payload(self, request: ModelRequest) -> dict[str, Any]: ...
+    def request_payload(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact request the model would send or run (messages, sampling, seed...)."""
+        ...
+
+    def cache_identity(self) -> dict[str, Any]:
+        """What else decides the answer: e.g. the endpoint's base URL and the model it reports serving."""
+        ...
 
 
-def request_key(payload: dict[str, Any], epoch: int) -> str:
-    canonical = json.dumps({"payload": payload, "epoch": epoch}, sort_keys=True, ensure_ascii=False)
+def request_key(payload: dict[str, Any], epoch: int, identity: dict[str, Any]) -> str:
+    """The cache key: SHA-256 of the canonical JSON of the request, the model's identity and the epoch."""
+    canonical = json.dumps(
+        {"payload": payload, "identity": identity, "epoch": epoch}, sort_keys=True, ensure_ascii=False
+    )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheEntries:
+    """How many responses one (model, identity) pair has in the cache."""
+
+    model: str  # the model's name, e.g. openai:gpt-4o-mini
+    identity: str  # its cache identity as JSON, e.g. {"base_url": ..., "served_model": ...}
+    responses: int
 
 
 class ResponseCache:
@@ -64,8 +85,11 @@ class ResponseCache:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
-                "response TEXT NOT NULL)"
+                "response TEXT NOT NULL, identity TEXT NOT NULL DEFAULT '')"
             )
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+            if "identity" not in columns:  # a cache file written before answers were keyed by endpoint
+                conn.execute("ALTER TABLE responses ADD COLUMN identity TEXT NOT NULL DEFAULT ''")
             self._conn, self._pid = conn, os.getpid()
         return self._conn
 
@@ -85,7 +109,7 @@ class ResponseCache:
             raw=stored["raw"],
         )
 
-    def put(self, key: str, model: str, response: ModelResponse) -> None:
+    def put(self, key: str, model: str, response: ModelResponse, identity: dict[str, Any]) -> None:
         stored = {
             "text": response.text,
             "prompt_tokens": response.prompt_tokens,
@@ -95,13 +119,36 @@ class ResponseCache:
         }
         with self._lock:
             self._connection().execute(
-                "INSERT OR REPLACE INTO responses (key, model, response) VALUES (?, ?, ?)",
-                (key, model, json.dumps(stored, ensure_ascii=False)),
+                "INSERT OR REPLACE INTO responses (key, model, response, identity) VALUES (?, ?, ?, ?)",
+                (
+                    key,
+                    model,
+                    json.dumps(stored, ensure_ascii=False),
+                    json.dumps(identity, sort_keys=True, ensure_ascii=False),
+                ),
             )
 
     def __len__(self) -> int:
         with self._lock:
             return self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def entries(self) -> list[CacheEntries]:
+        """Response counts per model and identity (entries from before identities were kept: identity '')."""
+        query = "SELECT model, identity, COUNT(*) FROM responses GROUP BY 1, 2 ORDER BY 1, 2"
+        with self._lock:
+            rows = self._connection().execute(query).fetchall()
+        return [CacheEntries(model, identity, count) for model, identity, count in rows]
+
+    def clear(self, model: str | None = None) -> int:
+        """Delete every response (or only `model`'s) and give the space back; returns how many went."""
+        with self._lock:
+            conn = self._connection()
+            if model is None:
+                deleted = conn.execute("DELETE FROM responses").rowcount
+            else:
+                deleted = conn.execute("DELETE FROM responses WHERE model = ?", (model,)).rowcount
+            conn.execute("VACUUM")
+        return deleted
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path}
@@ -131,14 +178,15 @@ class CachedModel:
         return {**described, "cache_epoch": self.epoch} if self.epoch else described
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        key = request_key(self.inner.request_payload(request), self.epoch)
+        identity = self.inner.cache_identity()
+        key = request_key(self.inner.request_payload(request), self.epoch, identity)
         hit = self.cache.get(key)
         if hit is not None:
             self.hits += 1
             return hit
         self.misses += 1
         response = self.inner.complete(request)
-        self.cache.put(key, self.inner.name, response)
+        self.cache.put(key, self.inner.name, response, identity)
         return response
 
 

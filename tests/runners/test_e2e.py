@@ -143,11 +143,37 @@ def test_an_invalid_task_set_is_refused_before_anything_runs(tmp_path: Path) -> 
     assert not out.exists()
 
 
-def test_a_fresh_run_replaces_the_previous_run_in_its_folder(small_set: Path, tmp_path: Path) -> None:
+def test_a_run_never_deletes_earlier_logs_unless_told_to_overwrite(small_set: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert _run("--tasks", str(small_set), "--arms", "no-memory,amnesia", "--out", str(out)).exit_code == 0
-    assert _run("--tasks", str(small_set), "--arms", "no-memory", "--out", str(out)).exit_code == 0
+    logs_before = {p: p.read_bytes() for p in (out / "logs").rglob("*.jsonl")}
+    manifest_before = (out / "manifest.json").read_bytes()
+
+    refused = _run("--tasks", str(small_set), "--arms", "no-memory", "--out", str(out))
+    assert refused.exit_code == 2
+    assert refused.output.splitlines() == [
+        f"error: --out: {out} already holds a run (8 session logs); "
+        "pass --resume to continue it or --overwrite to replace it"
+    ]
+    assert {p: p.read_bytes() for p in (out / "logs").rglob("*.jsonl")} == logs_before
+    assert (out / "manifest.json").read_bytes() == manifest_before
+
+    both = _run("--tasks", str(small_set), "--out", str(out), "--resume", "--overwrite")
+    assert both.exit_code == 2 and "contradict" in both.output
+
+    replaced = _run("--tasks", str(small_set), "--arms", "no-memory", "--out", str(out), "--overwrite")
+    assert replaced.exit_code == 0, replaced.output
     assert sorted(p.name for p in (out / "logs").iterdir()) == ["no-memory"]
+
+
+def test_a_run_folder_without_logs_is_reused(small_set: Path, tmp_path: Path) -> None:
+    """A run killed before its first log (only the manifest written) has nothing to lose."""
+    out = tmp_path / "run"
+    assert _run("--tasks", str(small_set), "--arms", "no-memory", "--out", str(out)).exit_code == 0
+    for log in (out / "logs").rglob("*.jsonl"):
+        log.unlink()
+    assert _run("--tasks", str(small_set), "--arms", "amnesia", "--out", str(out)).exit_code == 0
+    assert sorted(p.name for p in (out / "logs").iterdir()) == ["amnesia"]
 
 
 def test_a_folder_that_is_not_a_run_folder_is_never_cleared(small_set: Path, tmp_path: Path) -> None:

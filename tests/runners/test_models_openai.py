@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import socket
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from runners.models.cache import CachedModel, ResponseCache, request_key
 from runners.models.openai_compat import OpenAICompatModel, OpenAISettings
+from runners.models.stub_server import StubServer
 from tasks.errors import ModelCallError, ModelConfigError
 from tasks.modelapi import ModelRequest
 
@@ -201,6 +204,88 @@ def test_failed_calls_are_not_cached(stub_reply, openai_stub, tmp_path):
     assert len(openai_stub.requests) == 5
 
 
+def test_a_dead_port_is_never_served_from_another_endpoints_cache(openai_stub, tmp_path):
+    db = tmp_path / "responses.sqlite3"
+    cached(openai_stub, db).complete(ask("What is the drink?"))
+    dead_settings = OpenAISettings(model="stub-model", base_url=_dead_base_url(), max_retries=0, timeout=5.0)
+    dead = CachedModel(OpenAICompatModel(dead_settings), ResponseCache(db))
+    with pytest.raises(ModelCallError, match="ConnectError"):
+        dead.complete(ask("What is the drink?"))
+    assert (dead.hits, dead.misses) == (0, 1)
+
+
+def test_two_servers_with_the_same_model_id_do_not_share_answers(openai_stub, tmp_path):
+    db = tmp_path / "responses.sqlite3"
+    other = StubServer().start()
+    try:
+        cached(openai_stub, db).complete(ask("a"))
+        answer = cached(other, db).complete(ask("a"))
+        assert answer.cached is False and len(other.requests) == 1
+        assert cached(other, db).complete(ask("a")).cached  # each endpoint keeps its own answers
+    finally:
+        other.stop()
+    assert {json.loads(entry.identity)["base_url"] for entry in ResponseCache(db).entries()} == {
+        openai_stub.base_url,
+        other.base_url,
+    }
+
+
+def test_another_model_behind_the_same_url_is_a_cache_miss(openai_stub, tmp_path):
+    """llama.cpp's server answers any model id with whatever it has loaded: what it lists decides."""
+    db = tmp_path / "responses.sqlite3"
+    openai_stub.served = ["/models/qwen-7b.gguf"]
+    cached(openai_stub, db).complete(ask("a"))
+    assert cached(openai_stub, db).complete(ask("a")).cached
+    openai_stub.served = ["/models/llama-8b.gguf"]  # the same URL, restarted with another model
+    assert cached(openai_stub, db).complete(ask("a")).cached is False
+    assert len(openai_stub.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("served", "expected"),
+    [(["other", "stub-model"], "stub-model"), (["/m/x.gguf"], ["/m/x.gguf"]), (None, None), ([], None)],
+)
+def test_the_served_model_is_asked_once_and_falls_back_to_none(openai_stub, served, expected):
+    openai_stub.served = served
+    model = make_model(openai_stub)
+    assert model.cache_identity() == {"base_url": openai_stub.base_url, "served_model": expected}
+    model.cache_identity()
+    assert openai_stub.model_lists == 1
+
+
+def test_cache_stats_and_clear(openai_stub, tmp_path):
+    db = tmp_path / "responses.sqlite3"
+    model = cached(openai_stub, db)
+    model.complete(ask("a"))
+    model.complete(ask("b"))
+    (entry,) = ResponseCache(db).entries()
+    assert (entry.model, entry.responses) == ("openai:stub-model", 2)
+    assert ResponseCache(db).clear(model="openai:other") == 0
+    assert ResponseCache(db).clear() == 2
+    assert len(ResponseCache(db)) == 0 and model.complete(ask("a")).cached is False
+
+
+def test_a_cache_file_from_before_endpoint_keys_opens_and_its_old_answers_are_never_served(
+    openai_stub, tmp_path
+):
+    db = tmp_path / "old.sqlite3"
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL)"
+        )
+        conn.execute("INSERT INTO responses VALUES ('k', 'openai:stub-model', '{}')")
+    assert cached(openai_stub, db).complete(ask("a")).cached is False
+    assert [(e.identity == "", e.responses) for e in ResponseCache(db).entries()] == [(True, 1), (False, 1)]
+
+
+def _dead_base_url() -> str:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
 def test_cached_model_pickles_without_its_connection(openai_stub, tmp_path):
     model = cached(openai_stub, tmp_path / "c.sqlite3")
     model.complete(ask("x"))
@@ -221,8 +306,13 @@ json_values = st.recursive(
 
 @settings(max_examples=100, deadline=None)
 @given(payload=st.dictionaries(st.text(max_size=6), json_values, max_size=5), epoch=st.integers(0, 3))
-def test_request_key_ignores_dict_order_and_separates_epochs(payload, epoch):
+def test_request_key_ignores_dict_order_and_separates_epochs_and_endpoints(payload, epoch):
+    here = {"base_url": "http://a/v1", "served_model": "m"}
     reordered = dict(reversed(list(payload.items())))
-    assert request_key(payload, epoch) == request_key(reordered, epoch)
-    assert request_key(payload, epoch) != request_key(payload, epoch + 1)
-    assert request_key(json.loads(json.dumps(payload)), epoch) == request_key(payload, epoch)
+    assert request_key(payload, epoch, here) == request_key(reordered, epoch, here)
+    assert request_key(payload, epoch, here) != request_key(payload, epoch + 1, here)
+    assert request_key(json.loads(json.dumps(payload)), epoch, here) == request_key(payload, epoch, here)
+    assert request_key(payload, epoch, here) != request_key(
+        payload, epoch, {**here, "base_url": "http://b/v1"}
+    )
+    assert request_key(payload, epoch, here) != request_key(payload, epoch, {**here, "served_model": None})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -18,20 +19,17 @@ def _args(tasks: Path, out: Path) -> list[str]:
     return ["run", "--no-progress", "--no-report", "--tasks", str(tasks), "--arms", ARMS, "--out", str(out)]
 
 
-def _kill_mid_run(run_cli_then_kill, tasks: Path, out: Path) -> None:
-    def twenty_logs_started() -> bool:
-        return (out / "logs").exists() and len(list((out / "logs").rglob("*.jsonl"))) >= 20
-
-    run_cli_then_kill(_args(tasks, out), twenty_logs_started, timeout=60)
+def _kill_mid_run(run_cli_killed_after, tasks: Path, out: Path) -> None:
+    assert run_cli_killed_after(_args(tasks, out), records=500) == -signal.SIGKILL  # ~30 pairs in
 
 
 def test_resume_after_a_kill_equals_an_uninterrupted_run(
-    write_tasks, run_logs, run_cli_then_kill, tmp_path: Path
+    write_tasks, run_logs, run_cli_killed_after, tmp_path: Path
 ) -> None:
     generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 30, seed=5)]
     tasks = write_tasks(tmp_path / "tasks", generated)
     out = tmp_path / "killed"
-    _kill_mid_run(run_cli_then_kill, tasks, out)
+    _kill_mid_run(run_cli_killed_after, tasks, out)
     logs = sorted((out / "logs").rglob("*.jsonl"))
     assert logs, "the run was killed before writing any log"
     # Make sure resume has repair work whatever moment the kill hit: a record cut in half, a missing task_end.

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runners.models import resolve_model
+from runners.models import resolve_model, split_spec
 from runners.models.scripted import ABSTAIN_TEXT, ACK_TEXT, ScriptedModel
 from tasks.errors import ModelSpecError
 from tasks.modelapi import ModelRequest
@@ -36,8 +36,38 @@ def test_resolve_model_specs() -> None:
     assert resolve_model("scripted:newest").strategy == "newest"
     with pytest.raises(ModelSpecError, match="unknown scripted strategy"):
         resolve_model("scripted:oracle")
-    with pytest.raises(ModelSpecError, match="unknown model"):
+    with pytest.raises(ModelSpecError) as unknown:
         resolve_model("nonexistent-adapter:x")
+    assert str(unknown.value) == (
+        "--model: unknown provider 'nonexistent-adapter' in 'nonexistent-adapter:x'; known providers: "
+        "gguf, openai, scripted (write provider/model or provider:model, e.g. openai/gpt-4o-mini)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "provider", "argument"),
+    [
+        ("scripted", "scripted", None),
+        ("scripted/newest", "scripted", "newest"),
+        ("scripted:newest", "scripted", "newest"),
+        ("openai/gpt-4o-mini", "openai", "gpt-4o-mini"),
+        ("openai/meta-llama/Llama-3.1-8B", "openai", "meta-llama/Llama-3.1-8B"),
+        ("openai:meta-llama/Llama-3.1-8B", "openai", "meta-llama/Llama-3.1-8B"),
+        ("gguf/smollm2-135m", "gguf", "smollm2-135m"),
+        ("gguf:/models/x.gguf", "gguf", "/models/x.gguf"),
+        ("gguf//models/x.gguf", "gguf", "/models/x.gguf"),
+        (" gpt-4o-mini ", "gpt-4o-mini", None),
+    ],
+)
+def test_provider_slash_model_and_provider_colon_model_name_the_same_model(
+    spec: str, provider: str, argument: str | None
+) -> None:
+    assert split_spec(spec) == (provider, argument)
+
+
+def test_the_slash_form_resolves_to_the_same_model_as_the_colon_form() -> None:
+    assert resolve_model("scripted/newest").describe() == resolve_model("scripted:newest").describe()
+    assert resolve_model("openai/gpt-4o-mini").describe() == resolve_model("openai:gpt-4o-mini").describe()
 
 
 def test_first_and_last_follow_prompt_position() -> None:

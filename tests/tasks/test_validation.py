@@ -219,3 +219,11 @@ def test_session_offsets_are_accepted_iff_non_decreasing(tmp_path_factory, offse
     errors = validate_path(_write(tmp_path_factory.mktemp("h"), text))
     assert (not errors) == (offsets == sorted(offsets))
     assert all(error.field.endswith(".at") for error in errors)
+
+
+def test_a_field_name_with_line_breaks_prints_as_one_escaped_line(tmp_path):
+    path = _write(tmp_path, VALID + '"colour\\nof the\\u2028sky\\r": blue\n')
+    (error,) = validate_path(path)
+    assert error.field == "colour\nof the\u2028sky\r"  # the data keeps the real name...
+    assert str(error) == f"{path}:14: colour\\nof the\\u2028sky\\r: " + error.problem  # ...escaped here
+    assert str(error).splitlines() == [str(error)]

@@ -1,0 +1,87 @@
+"""`amnesia-bench list arms|tasks|models`: complete (every registered name), and what it prints can be used
+as is (each listed default is accepted by `--set`, each listed scripted spec resolves)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from amnesia_bench.cli import app
+from amnesia_bench.cli_list import _shown
+from arms.registry import ARMS, VARIANTS, available
+from runners.armconfig import resolve_arm_specs
+from runners.models import PROVIDERS, resolve_model
+
+
+def _list(*args: str) -> list[str]:
+    result = CliRunner().invoke(app, ["list", *args])
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
+def test_every_arm_and_variant_is_listed_with_its_seed_or_base() -> None:
+    lines = _list("arms")
+    named = {line.split()[0] for line in lines if not line.startswith(" ")}
+    assert named == set(available())
+    by_name = {line.split()[0]: line for line in lines if not line.startswith(" ")}
+    assert "seed 000" in by_name["amnesia"] and "seed 004" in by_name["claims"]
+    assert by_name["no-memory"].split(maxsplit=1)[1] == "baseline; no options"
+    assert by_name["full-memory"].split(maxsplit=1)[1] == "variant of amnesia: auto_expire=false"
+    assert "default_ttl=2592000.0" in " ".join(lines) and "janitor_idle=90d" in " ".join(lines)
+
+
+@pytest.mark.parametrize("arm", sorted(ARMS.names()))
+def test_each_listed_default_is_accepted_by_set_and_changes_nothing(arm: str) -> None:
+    defaults = ARMS.load(arm).option_defaults()
+    assignments = [f"{arm}.{name}={_shown(value)}" for name, value in defaults.items()]
+    (spec,) = resolve_arm_specs([arm], None, assignments)
+    assert _resolved(spec.build().describe()) == _resolved(resolve_arm_specs([arm])[0].build().describe())
+
+
+def _resolved(described: dict) -> dict:
+    """The resolved configuration (the amnesia arms also echo the options they were given explicitly)."""
+    return {
+        key: value for key, value in described.items() if not (key == "options" and "config" in described)
+    }
+
+
+def test_variants_are_listed_with_exactly_the_options_they_set() -> None:
+    lines = {line.split()[0]: line for line in _list("arms") if not line.startswith(" ")}
+    for name, (base, options) in VARIANTS.items():
+        assert lines[name].split(maxsplit=1)[1].startswith(f"variant of {base}: ")
+        for option, value in options.items():
+            assert f"{option}={_shown(value)}" in lines[name]
+
+
+def test_models_lists_every_provider_and_each_scripted_spec_resolves() -> None:
+    lines = _list("models")
+    assert {line.split("/")[0] for line in lines} == set(PROVIDERS.names())
+    scripted = [line.split()[0] for line in lines if line.startswith("scripted/")]
+    assert scripted == ["scripted/uniform", "scripted/first", "scripted/last", "scripted/newest"]
+    for spec in scripted:
+        assert resolve_model(spec).describe()["strategy"] == spec.split("/")[1]
+
+
+def test_tasks_counts_files_groups_categories_and_probes(
+    drink_task, preference_task, subagent_task, write_tasks, tmp_path: Path
+) -> None:
+    write_tasks(tmp_path / "set" / "a", [drink_task, subagent_task])
+    write_tasks(tmp_path / "set" / "b", [preference_task])
+    lines = _list("tasks", "--tasks", str(tmp_path / "set"))
+    assert lines[0] == f"{tmp_path / 'set'}: 3 tasks in 2 files (helpful 1, harmful 2)"
+    assert lines[1].split() == ["a/", "1", "files", "2", "tasks", "(harmful", "2)"]
+    rows = [line.split() for line in lines[4:]]
+    assert rows == [
+        ["helpful", "preference-continuation", "1", "1"],
+        ["harmful", "fact-change", "1", "1"],
+        ["harmful", "subagent-leak", "1", "2"],
+    ]
+
+
+def test_an_invalid_task_set_is_refused_in_one_line_per_problem(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: x\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["list", "tasks", "--tasks", str(bad)])
+    assert result.exit_code == 2 and result.output.startswith(f"error: {bad}:1: group: missing")
