@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         model: Annotated[
             str,
             typer.Option(
-                help="provider/model or provider:model: scripted[/first|last|newest|uniform], openai/<m>, "
+                help="provider/model or provider:model: scripted, scripted/newest (also first, last, uniform), openai/<m>, "
                 "gguf/<m> (amnesia-bench list models)."
             ),
         ] = ("scripted"),

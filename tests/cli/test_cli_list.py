@@ -85,3 +85,12 @@ def test_an_invalid_task_set_is_refused_in_one_line_per_problem(tmp_path: Path) 
     bad.write_text("id: x\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["list", "tasks", "--tasks", str(bad)])
     assert result.exit_code == 2 and result.output.startswith(f"error: {bad}:1: group: missing")
+
+
+@pytest.mark.parametrize(
+    "command", ["run", "report", "check", "view", "list", "cache", "validate", "generate"]
+)
+def test_every_command_help_renders(command):
+    """Help texts go through rich markup: a `[/x]` in one of them crashed `run --help`."""
+    result = CliRunner().invoke(app, [command, "--help"])
+    assert result.exit_code == 0, result.output
