@@ -65,8 +65,8 @@ def register(app: typer.Typer) -> None:
         model: Annotated[
             str,
             typer.Option(
-                help="provider/model or provider:model: scripted, scripted/newest (also first, last, uniform), openai/<m>, "
-                "gguf/<m> (amnesia-bench list models)."
+                help="provider/model or provider:model: scripted, scripted/newest (also first, last, "
+                "uniform), openai/<m>, gguf/<m> (amnesia-bench list models)."
             ),
         ] = ("scripted"),
         seed: Annotated[int, typer.Option(help="Run seed; each (arm, task) stream derives from it.")] = 0,
