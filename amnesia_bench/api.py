@@ -14,6 +14,43 @@ from runners.runner import run as run_pairs
 DEFAULT_ARMS = ("no-memory", "full-memory", "amnesia")
 
 
+def run_options(
+    tasks: Path | str = "tasks",
+    arms: Sequence[str] = DEFAULT_ARMS,
+    *,
+    model: str = "scripted",
+    seed: int = 0,
+    out: Path | str = "runs/default",
+    budget_tokens: int = 2000,
+    workers: int = 1,
+    limit: int | None = None,
+    groups: Sequence[str] = (),
+    set_options: Sequence[str] = (),
+    arm_config: Path | str | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool = False,
+    argv: Sequence[str] = (),
+) -> RunOptions:
+    """The validated `RunOptions` of a run (arm names, config file and `--set` strings resolved to arm specs);
+    shared by `run` and the `amnesia-bench run` command. Raises `tasks.errors.BadInput` for a wrong input."""
+    return RunOptions(
+        tasks=Path(tasks),
+        arms=resolve_arm_specs(list(arms), Path(arm_config) if arm_config else None, list(set_options)),
+        model=model,
+        seed=seed,
+        out=Path(out),
+        budget_tokens=budget_tokens,
+        workers=workers,
+        limit=limit,
+        groups=tuple(groups),
+        resume=resume,
+        overwrite=overwrite,
+        progress=progress,
+        argv=list(argv),
+    )
+
+
 def run(
     tasks: Path | str = "tasks",
     arms: Sequence[str] = DEFAULT_ARMS,
@@ -37,23 +74,23 @@ def run(
     `arm.option=value` strings as with `--set`. An `out` that holds an earlier run's logs is refused unless
     `resume` (continue it) or `overwrite` (replace it). Raises `tasks.errors.BadInput` before writing
     anything when an input is wrong."""
-    specs = resolve_arm_specs(list(arms), Path(arm_config) if arm_config else None, list(set_options))
-    summary = run_pairs(
-        RunOptions(
-            tasks=Path(tasks),
-            arms=specs,
-            model=model,
-            seed=seed,
-            out=Path(out),
-            budget_tokens=budget_tokens,
-            workers=workers,
-            limit=limit,
-            groups=tuple(groups),
-            resume=resume,
-            overwrite=overwrite,
-            progress=progress,
-        )
+    options = run_options(
+        tasks,
+        arms,
+        model=model,
+        seed=seed,
+        out=out,
+        budget_tokens=budget_tokens,
+        workers=workers,
+        limit=limit,
+        groups=groups,
+        set_options=set_options,
+        arm_config=arm_config,
+        resume=resume,
+        overwrite=overwrite,
+        progress=progress,
     )
+    summary = run_pairs(options)
     if report:
         build_report(summary.out)
     return summary.out

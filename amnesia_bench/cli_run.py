@@ -12,11 +12,10 @@ from typing import Annotated
 
 import typer
 
-from amnesia_bench.api import DEFAULT_ARMS
-from runners.armconfig import resolve_arm_specs
+from amnesia_bench.api import DEFAULT_ARMS, run_options
 from runners.models.cache import default_cache_path
 from runners.models.envopts import apply_model_flags
-from runners.runner import RunOptions, run
+from runners.runner import run
 from tasks.errors import BadInput, TaskSetError
 
 GROUP_NAMES = ("helpful", "harmful", "mixed")
@@ -116,10 +115,9 @@ def register(app: typer.Typer) -> None:
             no_cache=no_cache,
             cache_epoch=cache_epoch,
         )
-        specs = resolve_arm_specs([a.strip() for a in arms.split(",") if a.strip()], arm_config, set_ or [])
-        options = RunOptions(
-            tasks=tasks,
-            arms=specs,
+        options = run_options(
+            tasks,
+            [a.strip() for a in arms.split(",") if a.strip()],
             model=model,
             seed=seed,
             out=out,
@@ -127,6 +125,8 @@ def register(app: typer.Typer) -> None:
             workers=workers,
             limit=limit,
             groups=_parse_groups(group),
+            set_options=set_ or [],
+            arm_config=arm_config,
             resume=resume,
             overwrite=overwrite,
             progress=progress,
