@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from reports import figures, markdown
+from reports import evidence, figures, markdown
 from reports.logread import RunData, load_runs
 from reports.metrics import arm_pairs, benefit_share, paired_table, per_task, stale_by_age, summarise
 from reports.staging import staged_folder
@@ -30,6 +30,8 @@ class ReportTables:
     paired_categories: pd.DataFrame
     stale_by_age: pd.DataFrame
     benefit: dict[str, Any]
+    evidence: pd.DataFrame  # evidence retention (imported sets; empty otherwise)
+    free_text: pd.DataFrame  # token F1 beside value matching (imported sets; empty otherwise)
 
 
 def _as_list(runs: Path | str | Sequence[Path | str]) -> list[Path]:
@@ -52,6 +54,8 @@ def compute_tables(
         paired_categories=paired_table(data, table, pairs, ["group", "category"], resamples),
         stale_by_age=stale_by_age(data, resamples),
         benefit=benefit_share(table, markdown.AMNESIA, markdown.FULL, markdown.NONE, "helpful", resamples),
+        evidence=evidence.evidence_table(data, resamples),
+        free_text=evidence.free_text_table(data, resamples),
     )
 
 
@@ -109,5 +113,22 @@ def build_report(
             names,
             resamples,
         )
+        if not tables.evidence.empty:
+            tables.evidence.to_csv(staging / "evidence.csv", index=False)
+        if not tables.free_text.empty:
+            tables.free_text.to_csv(staging / "free_text.csv", index=False)
+        text = _with_section(text, evidence.render_section(tables.evidence, tables.free_text))
         (staging / "report.md").write_text(text, encoding="utf-8")
     return target
+
+
+def _with_section(text: str, section: list[str]) -> str:
+    """`text` with `section` inserted before its "## Figures" heading (appended if there is none)."""
+    if not section:
+        return text
+    marker = "\n## Figures\n"
+    body = "\n".join(section) + "\n"
+    if marker in text:
+        head, tail = text.split(marker, 1)
+        return f"{head}\n{body}{marker}{tail}"
+    return f"{text}\n{body}"

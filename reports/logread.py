@@ -121,6 +121,9 @@ def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict
                     "answer": record["answer"],
                     "classification": record["classification"],
                     "fact_changed_at": record.get("fact_changed_at"),
+                    "mechanism": record.get("mechanism", ""),
+                    "evidence_memories": record.get("evidence_memories"),
+                    "gold_answer": record.get("gold_answer"),
                     "tool_calls": tools_per_turn.get((record["session_index"], record["turn_index"]), 0),
                 }
             )
@@ -209,6 +212,9 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
                         "category": task["category"],
                         "lang": task.get("lang", "en"),
                         "seed": start.get("seed"),
+                        "budget_tokens": start.get("budget_tokens"),
+                        "dataset": task.get("origin", {}).get("dataset", ""),
+                        "written_ttl_policy": task.get("origin", {}).get("ttl_policy", ""),
                         "model_calls": end["model_calls"],
                         "probes": end["probes"],
                         "wall_seconds": end.get("wall_seconds"),

@@ -20,6 +20,7 @@ from typing import Any
 from amnesia.clock import SimulatedClock
 from arms.base import ArmContext, MemoryContext, SessionInfo
 from runners.armconfig import ArmSpec
+from runners.evidence import EvidenceTracker
 from runners.toolloop import ToolInvocation, ToolRound, run_tool_loop
 from tasks.logschema import (
     InjectionRecord,
@@ -102,11 +103,12 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
     fact_times = _FactTimes()
     fact_times.watch(task)
     with LogWriter(job.log_path, arm=job.arm.name, task_id=task.id, clock=clock) as log:
+        evidence = EvidenceTracker(log.write)
         ctx = ArmContext(
             task_id=task.id,
             seed=job.seed,
             clock=clock,
-            log=log.write,
+            log=evidence.log,
             workdir=job.workdir,
             budget_tokens=job.budget_tokens,
             model=model,
@@ -143,7 +145,8 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                 for forget in turn.forget:
                     arm.forget(forget)
                 for remember in turn.remember:
-                    arm.remember(remember)
+                    with evidence.writing(remember):
+                        arm.remember(remember)
                     fact_times.record(remember.content, clock.now())
                 context = arm.memory_context(turn.user, list(history))
                 _log_injection(log, where, context, job.budget_tokens)
@@ -178,6 +181,14 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                             classification=classification,
                             matched=matched,
                             fact_changed_at=fact_times.changed_at(turn.probe),
+                            mechanism=turn.probe.mechanism,
+                            evidence=list(turn.probe.evidence) or None,
+                            evidence_memories=(
+                                evidence.state_at_probe(turn.probe.evidence, context)
+                                if turn.probe.evidence
+                                else None
+                            ),
+                            gold_answer=turn.probe.answer,
                         )
                     )
                 arm.observe_answer(turn.user, response.text, context)

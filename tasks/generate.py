@@ -8,26 +8,21 @@ of the group appears. Mixed tasks interleave one helpful and one harmful scenari
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import random
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from amnesia.durations import format_duration
 from tasks.generate_vocab import CONSTRAINTS, FACTS, PREFERENCES, TEMPLATES, Subject, Templates
-from tasks.load import GROUPS, task_set_hash
+from tasks.load import GROUPS
+from tasks.writeset import write_task_set
 
 DAY = 86_400.0
 HOUR = 3_600.0
 TASKS_PER_FILE = 100
 CHINESE_SHARE = 0.35
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 @dataclass
@@ -350,42 +345,12 @@ def write_generated(
     """Write tasks as YAML files (per group and category, TASKS_PER_FILE each) plus MANIFEST.json with the
     set's content hash. Refuses a non-empty `out_dir`; writes into a sibling temp folder first so a failure
     leaves nothing half-written. Returns the manifest path."""
-    out = Path(out_dir)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise FileExistsError(f"{out} exists and is not an empty folder")
     batches: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for task in tasks:
         batches.setdefault((task["group"], task["category"]), []).append(task)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        for (group, category), batch in sorted(batches.items()):
-            for start in range(0, len(batch), TASKS_PER_FILE):
-                file = staging / group / f"{category}-{start // TASKS_PER_FILE:03d}.yaml"
-                file.parent.mkdir(parents=True, exist_ok=True)
-                chunk = batch[start : start + TASKS_PER_FILE]
-                file.write_text(
-                    yaml.dump(chunk, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=120),
-                    encoding="utf-8",
-                )
-        staging.mkdir(parents=True, exist_ok=True)
-        content_hash, files = task_set_hash(staging)
-        manifest = {
-            "format": 1,
-            "generator": "tasks.generate",
-            **(meta or {}),
-            "count": len(tasks),
-            "content_hash": content_hash,
-            "files": files,
-        }
-        (staging / "MANIFEST.json").write_text(
-            json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        if out.exists():
-            out.rmdir()
-        os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return out / "MANIFEST.json"
+    files = {
+        f"{group}/{category}-{start // TASKS_PER_FILE:03d}.yaml": batch[start : start + TASKS_PER_FILE]
+        for (group, category), batch in batches.items()
+        for start in range(0, len(batch), TASKS_PER_FILE)
+    }
+    return write_task_set(files, out_dir, {"generator": "tasks.generate", **(meta or {})})

@@ -34,12 +34,12 @@ KINDS = ("fact", "preference", "episode", "task-context")
 SCOPES = ("workspace", "session")
 LANGS = ("en", "zh")
 
-_TASK_FIELDS = {"id", "group", "category", "description", "lang", "sessions"}
+_TASK_FIELDS = {"id", "group", "category", "description", "lang", "origin", "sessions"}
 _SESSION_FIELDS = {"at", "agent", "turns"}
 _TURN_FIELDS = {"user", "remember", "forget", "probe"}
-_REMEMBER_FIELDS = {"content", "ttl", "kind", "pin", "tags", "scope", "key", "source"}
+_REMEMBER_FIELDS = {"content", "ttl", "kind", "pin", "tags", "scope", "key", "source", "refs"}
 _FORGET_FIELDS = {"tags", "query", "key"}
-_PROBE_FIELDS = {"expect", "stale", "poison", "abstain"}
+_PROBE_FIELDS = {"expect", "stale", "poison", "abstain", "mechanism", "evidence", "answer"}
 # Task ids become log file names (with "/" -> "__"), so keep them to a safe alphabet.
 _ID_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./")
 
@@ -370,6 +370,7 @@ class _FileReader:
             self._string(fields["description"], f"{dot}description") if "description" in fields else None
         )
         lang = self._choice(fields["lang"], f"{dot}lang", LANGS) if "lang" in fields else None
+        origin = self._origin(fields["origin"], f"{dot}origin") if "origin" in fields else {}
         sessions = self._sessions(fields["sessions"], f"{dot}sessions") if "sessions" in fields else ()
         if len(self.errors) > before or task_id is None or group is None:
             return None
@@ -381,6 +382,7 @@ class _FileReader:
             description=description or "",
             sessions=sessions,
             lang=lang or ("zh" if any(has_cjk(text) for text in texts) else "en"),
+            origin=origin or {},
             source_file=self.source,
             source_line=node.start_mark.line + 1,
         )
@@ -388,6 +390,19 @@ class _FileReader:
             self._fail(node, f"{dot}sessions", "task has no probe: nothing would be measured")
             return None
         return task
+
+    def _origin(self, node: yaml.Node, field: str) -> dict[str, str] | None:
+        """A flat mapping of strings (dataset, item, ttl policy...): where an imported task came from."""
+        if not isinstance(node, yaml.MappingNode):
+            self._fail(node, field, "expected a mapping of names to strings")
+            return None
+        origin: dict[str, str] = {}
+        for key_node, value_node in node.value:
+            key = self._string(key_node, field)
+            value = self._string(value_node, f"{field}.{key}")
+            if key is not None and value is not None:
+                origin[key] = value
+        return origin
 
     def _task_id(self, node: yaml.Node, field: str) -> str | None:
         value = self._string(node, field)
@@ -456,6 +471,7 @@ class _FileReader:
         scope = self._choice(fields["scope"], f"{field}.scope", SCOPES) if "scope" in fields else None
         key = self._string(fields["key"], f"{field}.key") if "key" in fields else None
         source = self._choice(fields["source"], f"{field}.source", SOURCES) if "source" in fields else "user"
+        refs = self._strings(fields["refs"], f"{field}.refs") if "refs" in fields else ()
         if pin and "ttl" in fields:  # seed §6.3: a pin means "keep until told", so a ttl contradicts it
             self._fail(fields["ttl"], f"{field}.ttl", "a pinned memory takes no ttl (drop ttl or pin)")
         if len(self.errors) > before or content is None:
@@ -469,6 +485,7 @@ class _FileReader:
             scope=scope,
             key=key,
             source=source or "user",  # type: ignore[arg-type]  # checked against SOURCES
+            refs=refs or (),
         )
 
     def _forget(self, node: yaml.Node, field: str) -> ForgetSpec | None:
@@ -496,6 +513,9 @@ class _FileReader:
             for name in ("expect", "stale", "poison")
         }
         abstain = self._bool(fields["abstain"], f"{field}.abstain") if "abstain" in fields else False
+        mechanism = self._string(fields["mechanism"], f"{field}.mechanism") if "mechanism" in fields else ""
+        evidence = self._strings(fields["evidence"], f"{field}.evidence") if "evidence" in fields else ()
+        answer = self._string(fields["answer"], f"{field}.answer") if "answer" in fields else None
         if len(self.errors) > before:
             return None
         expect, stale, poison = (lists[name] or () for name in ("expect", "stale", "poison"))
@@ -512,4 +532,12 @@ class _FileReader:
                 if other != name:
                     self._fail(node, f"{field}.{name}", f"{value!r} is also listed in {other}")
                     return None
-        return ProbeSpec(expect=expect, stale=stale, poison=poison, abstain=bool(abstain))
+        return ProbeSpec(
+            expect=expect,
+            stale=stale,
+            poison=poison,
+            abstain=bool(abstain),
+            mechanism=mechanism or "",
+            evidence=evidence or (),
+            answer=answer,
+        )

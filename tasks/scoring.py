@@ -139,3 +139,45 @@ def classify(answer: str, probe: ProbeSpec) -> tuple[Classification, dict[str, l
     if is_abstention(answer):
         return ("correct" if probe.abstain else "abstained"), matched
     return "wrong", matched
+
+
+# ---- free-text answers: token F1 (the LoCoMo paper's metric) ---------------------------------------------
+
+_ARTICLES = re.compile(r"\b(?:a|an|the|and)\b")
+_PUNCTUATION = re.compile(r"[^\w\s]")
+_NOT_MENTIONED = ("not mentioned", "no information available")
+
+
+def answer_tokens(text: str) -> list[str]:
+    """LoCoMo's answer normalisation: NFKC, lower case, punctuation and articles removed, split on spaces.
+    (LoCoMo also Porter-stems the tokens; this does not, so scores on inflected words can differ a little.)"""
+    text = unicodedata.normalize("NFKC", text).casefold().replace(",", "")
+    return _ARTICLES.sub(" ", _PUNCTUATION.sub(" ", text)).split()
+
+
+def token_f1(answer: str, gold: str) -> float:
+    """Harmonic mean of token precision and recall between an answer and a gold answer (0 when either is
+    empty after normalisation)."""
+    predicted, wanted = answer_tokens(answer), answer_tokens(gold)
+    common = sum(min(predicted.count(token), wanted.count(token)) for token in set(predicted))
+    if not predicted or not wanted or common == 0:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(wanted)
+    return 2 * precision * recall / (precision + recall)
+
+
+def free_text_score(answer: str, gold: str | None, *, abstain: bool, mechanism: str = "") -> float | None:
+    """The free-text score of an answer, in LoCoMo's manner: an abstention question scores 1 for an
+    abstention ("I don't know", "not mentioned"...) and 0 otherwise; a multi-hop gold answer listing several
+    parts (comma-separated) scores the mean over its parts of the best F1 against any part of the answer;
+    otherwise token F1. None when the probe has neither a gold answer nor an expected abstention."""
+    if abstain:
+        lowered = answer.casefold()
+        return 1.0 if is_abstention(answer) or any(p in lowered for p in _NOT_MENTIONED) else 0.0
+    if gold is None:
+        return None
+    if mechanism == "multi-hop" and "," in gold:
+        parts = [part for part in gold.split(",") if part.strip()]
+        answers = [part for part in answer.split(",") if part.strip()] or [answer]
+        return sum(max(token_f1(a, part) for a in answers) for part in parts) / len(parts)
+    return token_f1(answer, gold)

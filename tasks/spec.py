@@ -26,6 +26,7 @@ class RememberSpec:
     scope: str | None = None  # None = the arm decides (workspace for main, session for sub)
     key: str | None = None  # the subject; arms that track supersession may use it
     source: SourceKind = "user"
+    refs: tuple[str, ...] = ()  # ids of the source units it came from (an imported dataset's dialog ids)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,10 @@ class ProbeSpec:
     stale: tuple[str, ...] = ()
     poison: tuple[str, ...] = ()
     abstain: bool = False
+    mechanism: str = ""  # what the probe tests, finer than the task's category (e.g. LoCoMo's "temporal")
+    # the source units (remember `refs`) the answer needs; evidence retention is measured over them
+    evidence: tuple[str, ...] = ()
+    answer: str | None = None  # the gold answer as free text (imported datasets), for token F1
 
     @property
     def candidates(self) -> tuple[str, ...]:
@@ -74,6 +79,8 @@ class Task:
     description: str
     sessions: tuple[Session, ...]
     lang: str = "en"
+    # where an imported task came from: dataset, item, the ttl policy its writes were given...
+    origin: dict[str, str] = field(default_factory=dict, hash=False)
     source_file: str = ""
     source_line: int = 0
     extra: dict = field(default_factory=dict, compare=False, hash=False)

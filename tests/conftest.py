@@ -189,3 +189,156 @@ def _private_audit_keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
         patch.delenv("AMNESIA_AUDIT_KEY", raising=False)
         patch.delenv("AMNESIA_AUDIT_KEY_FILE", raising=False)
         yield
+
+
+# ---- public-dataset fixtures (invented text in each dataset's schema, never the datasets' own) -------------
+
+
+def _locomo_sample() -> dict[str, Any]:
+    """A two-session conversation in LoCoMo's per-file schema (flat), plus a session with a date but no
+    turns (as the real files have), a merged and a malformed evidence string, and an adversarial question."""
+    return {
+        "speaker_a": "Ada",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:00 pm on 1 March, 2023",
+        "session_1": [
+            {"speaker": "Ada", "dia_id": "D1:1", "text": "My tortoise Quillon turned forty today."},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "I finally bought a bassoon."},
+            {"speaker": "Ben", "dia_id": "D1:3", "text": "Lessons start on Monday."},
+        ],
+        "session_2_date_time": "10:00 am on 20 March, 2023",
+        "session_2": [
+            {"speaker": "Ada", "dia_id": "D2:1", "text": "We moved to Tromsø last week!"},
+            {"speaker": "Ben", "dia_id": "D2:2", "text": "Send pictures of the fjord."},
+        ],
+        "session_3_date_time": "9:00 am on 2 April, 2023",
+        "session_1_observation": {
+            "Ada": [["Ada has a tortoise named Quillon.", "D1:1"]],
+            "Ben": [["Ben bought a bassoon and starts lessons on Monday.", ["D1:2", "D1:3"]]],
+        },
+        "session_2_observation": {"Ada": [["Ada moved to Tromsø in March 2023.", "D2:1"]]},
+        "qa": [
+            {
+                "question": "What is the name of Ada's tortoise?",
+                "answer": "Quillon",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {"question": "When did Ada move?", "answer": "March 2023", "evidence": ["D:2:1"], "category": 2},
+            {
+                "question": "Which instrument does Ben play?",
+                "answer": "bassoon",
+                "evidence": ["D1:2; D1:3"],
+                "category": 1,
+            },
+            {
+                "question": "What did Ben ask for?",
+                "answer": "pictures of the fjord",
+                "evidence": ["D2:2", "D"],
+                "category": 3,
+            },
+            {
+                "question": "What is Ben's tortoise called?",
+                "adversarial_answer": "Quillon",
+                "evidence": ["D1:1"],
+                "category": 5,
+            },
+        ],
+    }
+
+
+@pytest.fixture(scope="session")
+def locomo_sample() -> Callable[[], dict[str, Any]]:
+    """`locomo_sample() -> dict`: a fresh invented conversation in LoCoMo's per-file schema."""
+    return _locomo_sample
+
+
+@pytest.fixture(scope="session")
+def write_locomo() -> Callable[..., Path]:
+    """`write_locomo(folder, form="folder"|"release") -> path`: the invented conversation as the per-file
+    folder (`7.json`, `8.json`: two conversations) or as the original release's one `locomo10.json`
+    (a list of samples with `sample_id`, the dialog under `conversation`, observations under
+    `observation`)."""
+
+    def write(folder: Path, form: str = "folder") -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        samples = {"7": _locomo_sample(), "8": _locomo_sample()}
+        samples["8"]["speaker_a"] = "Cleo"
+        if form == "folder":
+            for stem, sample in samples.items():
+                (folder / f"{stem}.json").write_text(json.dumps(sample), encoding="utf-8")
+            return folder
+        release = []
+        for stem, sample in samples.items():
+            observation = {k: sample.pop(k) for k in list(sample) if k.endswith("_observation")}
+            qa = sample.pop("qa")
+            release.append(
+                {"sample_id": f"conv-{stem}", "conversation": sample, "observation": observation, "qa": qa}
+            )
+        path = folder / "locomo10.json"
+        path.write_text(json.dumps(release), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def longmemeval_items() -> Callable[[], list[dict[str, Any]]]:
+    """`longmemeval_items() -> list`: three invented LongMemEval instances — a knowledge update (a 5k best
+    time 27:40 -> 25:10, with an unrelated session between), an abstention question, and a single-session
+    one."""
+
+    def items() -> list[dict[str, Any]]:
+        def turn(role: str, content: str, has_answer: bool = False) -> dict[str, Any]:
+            return {"role": role, "content": content, **({"has_answer": True} if has_answer else {})}
+
+        update = {
+            "question_id": "ku-1",
+            "question_type": "knowledge-update",
+            "question": "What is my personal best for the 5k?",
+            "answer": "25:10",
+            "question_date": "2023/03/10 (Fri) 08:00",
+            "haystack_session_ids": ["s-a", "s-b", "s-c"],
+            "haystack_dates": ["2023/01/05 (Thu) 09:00", "2023/02/01 (Wed) 12:00", "2023/03/02 (Thu) 18:30"],
+            "haystack_sessions": [
+                [
+                    turn("user", "My personal best for the 5k is 27:40.", True),
+                    turn("assistant", "Nice pace!"),
+                ],
+                [turn("user", "I took up kayaking in 2 lakes."), turn("assistant", "Sounds fun.")],
+                [
+                    turn("user", "New personal best on the 5k: 25:10!", True),
+                    turn("assistant", "Congratulations!"),
+                ],
+            ],
+            "answer_session_ids": ["s-a", "s-c"],
+        }
+        abstain = {
+            "question_id": "ss-2_abs",
+            "question_type": "single-session-user",
+            "question": "What is the name of my cat?",
+            "answer": "You did not mention a cat.",
+            "question_date": "2023/02/02 (Thu) 10:00",
+            "haystack_session_ids": ["s-d"],
+            "haystack_dates": ["2023/02/01 (Wed) 09:00"],
+            "haystack_sessions": [
+                [turn("user", "My dog is called Pemberton."), turn("assistant", "Cute name.")]
+            ],
+            "answer_session_ids": ["s-d"],
+        }
+        single = {
+            "question_id": "ss-3",
+            "question_type": "single-session-user",
+            "question": "What is my dog called?",
+            "answer": "Pemberton",
+            "question_date": "2023/02/02 (Thu) 10:00",
+            "haystack_session_ids": ["s-d"],
+            "haystack_dates": ["2023/02/01 (Wed) 09:00"],
+            "haystack_sessions": [
+                [turn("user", "My dog is called Pemberton.", True), turn("assistant", "Cute.")]
+            ],
+            "answer_session_ids": ["s-d"],
+        }
+        return [update, abstain, single]
+
+    return items

@@ -1,0 +1,185 @@
+"""Evidence retention and free-text scores on imported datasets (LoCoMo, LongMemEval), from the logs only.
+
+**Evidence retention** (model-free): a probe that names its evidence logs, for the task's writes carrying
+that evidence, how many were injected at the probe, still stored but not injected, forgotten, or never
+stored (`evidence_memories` on the probe record, written by the runner). Here the shares are ratios of
+sums over the probes of each cell (arm × budget × ttl policies × mechanism), with 95% CIs from a cluster
+bootstrap whose cluster is one task in one run — one conversation for LoCoMo. `coverage` is the share of
+evidence-naming probes whose evidence reached at least one write (the rest cite dialog turns that no
+observation was drawn from). `block tokens/probe` is the memory block's size at the probe.
+
+**Free text**: the LoCoMo-style token F1 of the answer against the gold answer (`tasks.scoring.
+free_text_score`; an abstention question scores 1 for an abstention), beside the value-matching success.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reports.logread import RunData
+from reports.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_weights, ratio_cis
+from tasks.scoring import free_text_score
+
+STATES = ("injected", "stored", "forgotten", "not_stored")
+CELL = ["arm", "budget_tokens", "arm_ttl_policy", "written_ttl_policy", "mechanism"]
+CLUSTER = ["run", "task_id"]
+
+
+def arm_ttl_policy(config: dict[str, Any]) -> str:
+    """The arm's own ttl policy option when its configuration names one ("" otherwise)."""
+    options = config.get("options", {}) if isinstance(config.get("options"), dict) else {}
+    return str(options.get("ttl_policy", config.get("ttl_policy", "")) or "")
+
+
+def probe_frame(data: RunData) -> pd.DataFrame:
+    """The probes with their cell columns (budget, ttl policies) and the block tokens at the probe."""
+    probes = data.probes
+    if probes.empty or "mechanism" not in probes.columns:
+        return pd.DataFrame()
+    task_cols = ["run", "arm", "task_id", "budget_tokens", "written_ttl_policy"]
+    frame = probes.merge(data.tasks[task_cols], on=["run", "arm", "task_id"], how="left")
+    turn = ["run", "arm", "task_id", "session_index", "turn_index"]
+    tokens = data.injections[[*turn, "tokens"]].rename(columns={"tokens": "block_tokens"})
+    frame = frame.merge(tokens, on=turn, how="left")
+    policies = {arm: arm_ttl_policy(config) for arm, config in data.arm_configs.items()}
+    frame["arm_ttl_policy"] = frame["arm"].map(policies).fillna("")
+    frame["budget_tokens"] = frame["budget_tokens"].fillna(-1).astype(int)
+    frame["mechanism"] = frame["mechanism"].fillna("").replace("", "-")
+    frame["written_ttl_policy"] = frame["written_ttl_policy"].fillna("")
+    return frame
+
+
+def _with_all(frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.concat([frame, frame.assign(mechanism="all")], ignore_index=True)
+
+
+def _cells(
+    frame: pd.DataFrame, nums: list[str], dens: list[str], resamples: int, totals: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """Per cell: the ratio of summed `nums[i]` over summed `dens[i]`, with cluster-bootstrap CIs, and the
+    plain sums of the `totals` columns."""
+    rows = []
+    for cell, part in _with_all(frame).groupby(CELL, sort=True):
+        clusters = part.groupby(CLUSTER)[sorted(set(nums + dens))].sum()
+        weights = bootstrap_weights(len(clusters), resamples, DEFAULT_SEED)
+        estimates = ratio_cis(clusters[nums].to_numpy(), clusters[dens].to_numpy(), weights)
+        row: dict[str, Any] = dict(zip(CELL, cell, strict=True))
+        row.update({"probes": len(part), "clusters": len(clusters)})
+        row.update({name: int(part[name].sum()) for name in totals})
+        for name, estimate in zip(nums, estimates, strict=True):
+            row.update({name: estimate.value, f"{name}_lo": estimate.lo, f"{name}_hi": estimate.hi})
+        rows.append(row)
+    return rows
+
+
+def evidence_table(data: RunData, resamples: int = DEFAULT_RESAMPLES) -> pd.DataFrame:
+    """Evidence retention per arm × budget × ttl policies × mechanism (and mechanism "all"), with CIs."""
+    frame = probe_frame(data)
+    if frame.empty or frame["evidence_memories"].isna().all():
+        return pd.DataFrame()
+    frame = frame[frame["evidence_memories"].notna()].copy()
+    counts = pd.DataFrame(list(frame["evidence_memories"]), index=frame.index).fillna(0)
+    for name in ("memories", *STATES):
+        frame[name] = counts.get(name, 0).astype(float)
+    frame["covered"] = (frame["memories"] > 0).astype(float)
+    frame["one"] = 1.0
+    frame["block_tokens"] = frame["block_tokens"].fillna(0).astype(float)
+    # Shares of evidence memories (den: memories); coverage and tokens per probe (den: probes).
+    shares = _cells(frame, list(STATES), ["memories"] * len(STATES), resamples, totals=("memories",))
+    per_probe = _cells(frame, ["covered", "block_tokens"], ["one", "one"], resamples)
+    merged = [
+        {**a, **{k: v for k, v in b.items() if k not in a}} for a, b in zip(shares, per_probe, strict=True)
+    ]
+    return pd.DataFrame(merged).rename(columns={"memories": "evidence_memories"})
+
+
+def free_text_table(data: RunData, resamples: int = DEFAULT_RESAMPLES) -> pd.DataFrame:
+    """Mean free-text score (token F1; abstention questions 0/1) and value-matching success per arm × budget
+    × ttl policies × mechanism, over probes that carry a gold answer or expect an abstention in an
+    imported task."""
+    frame = probe_frame(data)
+    if frame.empty:
+        return pd.DataFrame()
+    imported = frame["written_ttl_policy"] != ""
+    scored = frame[frame["gold_answer"].notna() | (frame["abstain"].astype(bool) & imported)].copy()
+    if scored.empty:
+        return pd.DataFrame()
+    scored["f1"] = [
+        free_text_score(row.answer, row.gold_answer, abstain=bool(row.abstain), mechanism=row.mechanism)
+        for row in scored.itertuples()
+    ]
+    scored["success"] = (scored["classification"] == "correct").astype(float)
+    scored["one"] = 1.0
+    return pd.DataFrame(_cells(scored, ["f1", "success"], ["one", "one"], resamples))
+
+
+def _pct(row: pd.Series, name: str) -> str:
+    value = row[name]
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "–"
+    return f"{value * 100:.1f}% [{row[f'{name}_lo'] * 100:.1f}, {row[f'{name}_hi'] * 100:.1f}]"
+
+
+def _cell_label(row: pd.Series) -> list[str]:
+    budget = "–" if row["budget_tokens"] < 0 else f"{row['budget_tokens']:,}"
+    return [f"`{row['arm']}`", budget, row["arm_ttl_policy"] or "–", row["written_ttl_policy"] or "–"]
+
+
+def render_section(evidence: pd.DataFrame, free_text: pd.DataFrame) -> list[str]:
+    """The report.md lines for both tables ([] when the run has no imported probes)."""
+    lines: list[str] = []
+    if not evidence.empty:
+        lines += [
+            "## Evidence retention",
+            "",
+            "Of the task's writes that carry a probe's evidence (dialog ids), the share injected at the "
+            "probe, still stored but not injected, forgotten, and never stored; coverage = probes whose "
+            "evidence reached at least one write. Ratios of sums over probes; 95% CIs from a bootstrap over "
+            "tasks (one conversation each). Model-free: it depends on the arm, budget and ttls, not on the "
+            "model.",
+            "",
+            "| arm | budget | arm ttl policy | written ttl policy | mechanism | probes | evidence memories "
+            "| injected | stored, not injected | forgotten | not stored | coverage | block tokens/probe |",
+            "|" + "---|" * 13,
+        ]
+        for _, row in evidence.iterrows():
+            tokens = (
+                f"{row['block_tokens']:,.0f} [{row['block_tokens_lo']:,.0f}, {row['block_tokens_hi']:,.0f}]"
+            )
+            cells = [
+                *_cell_label(row),
+                row["mechanism"],
+                f"{row['probes']}",
+                f"{row['evidence_memories']}",
+                *(_pct(row, state) for state in STATES),
+                _pct(row, "covered"),
+                tokens,
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    if not free_text.empty:
+        lines += [
+            "## Free-text answers",
+            "",
+            "Token F1 against the dataset's gold answer (LoCoMo's normalisation without stemming; multi-hop "
+            "answers part by part; questions that expect an abstention score 1 for one), beside the "
+            "value-matching success (the gold answer found verbatim in the answer). 95% CIs as above.",
+            "",
+            "| arm | budget | arm ttl policy | written ttl policy | mechanism | probes | token F1 "
+            "| success |",
+            "|" + "---|" * 8,
+        ]
+        for _, row in free_text.iterrows():
+            cells = [
+                *_cell_label(row),
+                row["mechanism"],
+                f"{row['probes']}",
+                _pct(row, "f1"),
+                _pct(row, "success"),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines

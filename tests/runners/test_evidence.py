@@ -1,0 +1,79 @@
+"""Evidence retention in the runner: each probe with evidence logs what became of the task's writes that
+carry it (injected / stored, not injected / forgotten / never stored), read through the arm protocol only."""
+
+from __future__ import annotations
+
+from arms.base import MemoryContext
+from runners.evidence import EvidenceTracker
+from tasks.importers.common import parse_ttl_policy
+from tasks.importers.locomo import import_locomo
+from tasks.logschema import MemoryForget, MemoryTouch, MemoryWrite
+from tasks.spec import RememberSpec
+
+
+def test_tracker_ties_items_to_writes_and_counts_each_state():
+    logged = []
+    tracker = EvidenceTracker(logged.append)
+    specs = [RememberSpec(content=f"fact {i}", refs=(f"D1:{i}",)) for i in range(4)]
+    with tracker.writing(specs[0]):
+        tracker.log(MemoryWrite(item_id="m-1", content="fact 0"))
+    with tracker.writing(specs[1]):
+        tracker.log(MemoryWrite(item_id="m-2", content="fact 1"))
+    with tracker.writing(specs[2]):  # an arm that folds a write into an existing memory touches it instead
+        tracker.log(MemoryTouch(item_id="m-1", reason="reinforce"))
+        tracker.log(MemoryForget(item_id="m-9", reason="superseded"))  # not this write's item
+    with tracker.writing(specs[3]):
+        pass  # refused or not stored
+    tracker.log(MemoryForget(item_id="m-2", reason="expired"))
+    with tracker.writing(RememberSpec(content="no refs")):
+        tracker.log(MemoryWrite(item_id="m-3", content="no refs"))
+    assert len(logged) == 6  # every record still reaches the log
+    evidence = ("D1:0", "D1:1", "D1:2", "D1:3", "D9:9")
+    state = tracker.state_at_probe(evidence, MemoryContext(items=[{"id": "m-1", "tokens": 3}]))
+    assert state == {"memories": 4, "injected": 2, "stored": 0, "forgotten": 1, "not_stored": 1}
+    state = tracker.state_at_probe(("D1:0",), MemoryContext())
+    assert state == {"memories": 1, "injected": 0, "stored": 1, "forgotten": 0, "not_stored": 0}
+    assert tracker.state_at_probe(("D7:7",), MemoryContext())["memories"] == 0
+
+
+def _evidence_by_question(logs):
+    turns = {}
+    for record in logs:
+        if record["type"] == "turn":
+            turns[(record["session_index"], record["turn_index"])] = record["user"]
+    return {
+        turns[(r["session_index"], r["turn_index"])]: r["evidence_memories"]
+        for r in logs
+        if r["type"] == "probe" and "evidence_memories" in r
+    }
+
+
+def test_run_on_imported_conversations_logs_evidence_per_probe(tmp_path, write_locomo, run_ok, run_logs):
+    # Memories written with a 1-day ttl: those of 1 March are gone by the questions on 20 March.
+    import_locomo(write_locomo(tmp_path / "in"), tmp_path / "tasks", parse_ttl_policy("fixed:1d"))
+    run_ok(tmp_path / "tasks", tmp_path / "run")
+    logs = run_logs(tmp_path / "run")
+    full = _evidence_by_question(logs["full-memory/locomo__conv-7.jsonl"])
+    amnesia = _evidence_by_question(logs["amnesia/locomo__conv-7.jsonl"])
+    none = _evidence_by_question(logs["no-memory/locomo__conv-7.jsonl"])
+    tortoise, moved = "What is the name of Ada's tortoise?", "When did Ada move?"
+    assert full[tortoise] == {"memories": 1, "injected": 1, "stored": 0, "forgotten": 0, "not_stored": 0}
+    assert amnesia[tortoise] == {"memories": 1, "injected": 0, "stored": 0, "forgotten": 1, "not_stored": 0}
+    assert amnesia[moved] == {"memories": 1, "injected": 1, "stored": 0, "forgotten": 0, "not_stored": 0}
+    assert none[tortoise]["not_stored"] == 1
+    # Evidence that no observation was drawn from is logged with zero memories (coverage, not retention).
+    assert full["What did Ben ask for?"]["memories"] == 0
+    probe = next(r for r in logs["full-memory/locomo__conv-7.jsonl"] if r["type"] == "probe")
+    assert (
+        probe["mechanism"] == "single-hop"
+        and probe["evidence"] == ["D1:1"]
+        and probe["gold_answer"] == "Quillon"
+    )
+
+
+def test_a_tight_budget_leaves_evidence_stored_but_not_injected(tmp_path, write_locomo, run_ok, run_logs):
+    import_locomo(write_locomo(tmp_path / "in"), tmp_path / "tasks", parse_ttl_policy("none"))
+    run_ok(tmp_path / "tasks", tmp_path / "run", "--budget", "40", arms="full-memory")
+    states = _evidence_by_question(run_logs(tmp_path / "run")["full-memory/locomo__conv-7.jsonl"])
+    totals = {state: sum(counts[state] for counts in states.values()) for state in ("injected", "stored")}
+    assert totals["stored"] > 0 and totals["injected"] > 0
