@@ -9,18 +9,20 @@ tool call is logged as a `tool_call` record next to the `model_call` records of 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from amnesia.tools import TOOLS, dispatch
+from amnesia.tools import TOOLS
 from arms.amnesia_arm import AmnesiaArm
 from tasks.spec import ForgetSpec, RememberSpec
 
 
 class AgentManagedArm(AmnesiaArm):
     name = "agent-managed"
+    MODEL_MANAGED: ClassVar[bool] = True
 
     @property
     def tools(self) -> list[dict[str, Any]]:
+        """Always offered: the model is the only writer."""
         return TOOLS
 
     def remember(self, spec: RememberSpec) -> None:
@@ -28,15 +30,3 @@ class AgentManagedArm(AmnesiaArm):
 
     def forget(self, spec: ForgetSpec) -> None:
         return None  # ... and what to drop, through amnesia_forget
-
-    def dispatch_tool(self, name: str, arguments: str) -> str:
-        """Run one tool call as the current agent: the main agent sees the workspace and its session, a
-        sub-agent only its own session."""
-        session = self._session()
-        return dispatch(
-            self._engine(),
-            name,
-            arguments,
-            owner_id=session.session_id,
-            include_workspace=session.agent == "main",
-        )

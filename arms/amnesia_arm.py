@@ -6,10 +6,12 @@ no decay, no expiry and no hard deadline — the item's ttl and curve are kept b
 difference between B and C in a run is caused by forgetting alone.
 
 Options: any `amnesia.Config` field (e.g. `default_ttl: 7d`, `renew_on_inject: used`), the short aliases
-`ttl`/`curve`/`k` for `default_ttl`/`default_curve`/`decay_k`, and two arm options:
+`ttl`/`curve`/`k` for `default_ttl`/`default_curve`/`decay_k`, and three arm options:
 - `budget`: token budget of the block for this arm (default: the run's `--budget`);
 - `use_keys`: pass the task's `key` to the engine so a new write supersedes the old one (an oracle: the task
-  author names the subject; default off, so supersession is not given away).
+  author names the subject; default off, so supersession is not given away);
+- `tools`: when the model gets the seven `amnesia_*` tools (amnesia.tools) next to the scripted writes:
+  `auto` (default: when the model calls tools, `scripted:tools`), `on`, `off`.
 
 Scopes: a memory without an explicit scope is workspace-wide for the main agent and session-scoped for a
 sub-agent. The main agent sees workspace memories plus its current session's; a sub-agent sees only its own
@@ -26,15 +28,16 @@ from typing import Any
 
 from amnesia import Amnesia, Config, InMemoryStore
 from amnesia.errors import AmnesiaError, SecretRefused
+from amnesia.tools import TOOLS, dispatch
 from amnesia.views import Injection
-from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo, check_tool_mode
 from tasks.errors import ArmConfigError
 from tasks.logschema import MemoryForget, MemoryRefused, MemoryTouch, MemoryWrite
 from tasks.modelapi import Message
 from tasks.spec import ForgetSpec, RememberSpec
 
 _ALIASES = {"ttl": "default_ttl", "curve": "default_curve", "k": "decay_k"}
-_ARM_OPTIONS = {"budget", "use_keys"}
+_ARM_OPTIONS = {"budget", "use_keys", "tools"}
 _CONFIG_FIELDS = {f.name for f in fields(Config)}
 # Engine fields that make no sense inside a replay (a file path, a host sweep timer): not accepted as options.
 _HOST_ONLY = {"db_path", "lock_timeout", "sweep_interval"}
@@ -44,7 +47,7 @@ def _engine_config(options: dict[str, Any], arm: str) -> Config:
     known = (_CONFIG_FIELDS - _HOST_ONLY) | set(_ALIASES) | _ARM_OPTIONS
     unknown = sorted(set(options) - known)
     if unknown:
-        hint = "any amnesia Config field, ttl, curve, k, budget, use_keys"
+        hint = "any amnesia Config field, ttl, curve, k, budget, use_keys, tools"
         raise ArmConfigError(f"{arm}: unknown option {unknown[0]!r} ({hint})")
     mapped = {_ALIASES.get(name, name): value for name, value in options.items() if name not in _ARM_OPTIONS}
     return Config.from_mapping(mapped, origin=arm)
@@ -62,6 +65,7 @@ class AmnesiaArm(ArmBase):
             raise ArmConfigError(f"{self.name}: budget: expected a non-negative integer, got {budget!r}")
         self.budget: int | None = budget
         self.use_keys = bool(options.get("use_keys", False))
+        self.tool_mode = check_tool_mode(self.name, options.get("tools", "auto"))
         self.engine: Amnesia | None = None
         self.session: SessionInfo | None = None
         self._ids_by_key: dict[str, list[str]] = {}
@@ -72,7 +76,7 @@ class AmnesiaArm(ArmBase):
     def option_defaults(cls) -> dict[str, Any]:
         """Every engine Config field a replay can use, then the two arm options (aliases: ttl, curve, k)."""
         config = {name: value for name, value in Config().to_dict().items() if name not in _HOST_ONLY}
-        return {**config, "budget": None, "use_keys": False}
+        return {**config, "budget": None, "use_keys": False, "tools": "auto"}
 
     def describe(self) -> dict[str, Any]:
         config = {k: v for k, v in asdict(self.config).items() if k not in _HOST_ONLY}
@@ -83,6 +87,7 @@ class AmnesiaArm(ArmBase):
             "config": config,
             "budget": self.budget,
             "use_keys": self.use_keys,
+            "tools": self.tool_mode,
         }
 
     # --- lifecycle -------------------------------------------------------------------------------------
@@ -179,6 +184,24 @@ class AmnesiaArm(ArmBase):
     def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None:
         if self.config.renew_on_inject == "used" and self._last_injection is not None:
             self._engine().report_answer(self._last_injection, answer, question=user_text)
+
+    # --- model tools (seed §6.3) ------------------------------------------------------------------------
+
+    def model_tools(self) -> list[dict[str, Any]]:
+        """The seven `amnesia_*` tools (amnesia.tools)."""
+        return TOOLS
+
+    def dispatch_tool(self, name: str, arguments: str) -> str:
+        """Run one tool call as the current agent: the main agent sees the workspace and its session, a
+        sub-agent only its own session."""
+        session = self._session()
+        return dispatch(
+            self._engine(),
+            name,
+            arguments,
+            owner_id=session.session_id,
+            include_workspace=session.agent == "main",
+        )
 
     # --- helpers ---------------------------------------------------------------------------------------
 

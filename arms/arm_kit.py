@@ -4,8 +4,9 @@ MemoryBank): scope visibility, forget selectors, memory lines, budget fitting an
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from amnesia.durations import format_duration
 from amnesia.tokens import count_tokens
@@ -71,6 +72,114 @@ def fit_block(
 
 def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def function_tool(
+    name: str, description: str, properties: dict[str, Any], required: Sequence[str] = ()
+) -> dict[str, Any]:
+    """One model tool in the OpenAI tools format (a JSON-schema function, no extra fields allowed)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": list(required),
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _type_error(schema: Mapping[str, Any], value: Any) -> str | None:
+    expected = schema.get("type")
+    if expected is None:
+        return None
+    allowed = (expected,) if isinstance(expected, str) else tuple(expected)
+    for name in allowed:
+        if name == "null" and value is None:
+            return None
+        if isinstance(value, _JSON_TYPES.get(name, ())) and not (
+            isinstance(value, bool) and name in ("integer", "number")
+        ):
+            if name == "string" and not value.strip() and schema.get("minLength"):
+                return "must not be empty"
+            if name in ("integer", "number") and value < schema.get("minimum", value):
+                return f"must be >= {schema['minimum']}"
+            if name in ("integer", "number") and value > schema.get("maximum", value):
+                return f"must be <= {schema['maximum']}"
+            if name == "array" and not schema.get("minItems", 0) <= len(value) <= schema.get(
+                "maxItems", 10**9
+            ):
+                return f"needs {schema.get('minItems', 0)} to {schema.get('maxItems')} items"
+            if name == "array" and "items" in schema:
+                problems = [_type_error(schema["items"], item) for item in value]
+                return next((f"item: {p}" for p in problems if p), None)
+            return None
+    return f"expected {' or '.join(allowed)}, got {type(value).__name__}"
+
+
+def call_arm_tool(
+    tools: Sequence[Mapping[str, Any]],
+    handlers: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]],
+    name: str,
+    arguments: str,
+) -> str:
+    """Run one model tool call against an arm's store: the arguments are checked against the tool's JSON
+    schema (required, types, no unknown fields) and every problem comes back to the model as a small
+    `{"error": ..., "field": ...}` object, never as an exception. Returns compact JSON text."""
+    schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in tools}
+    if name not in schemas or name not in handlers:
+        result: dict[str, Any] = {"error": f"unknown tool {name!r}; offered: {', '.join(sorted(schemas))}"}
+        return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    try:
+        args = json.loads(arguments or "{}")
+    except json.JSONDecodeError as error:
+        args, result = None, {"error": f"arguments are not JSON: {error.msg}"}
+    if args is not None:
+        result = _checked_call(schemas[name], handlers[name], args)
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+
+
+def _checked_call(
+    schema: Mapping[str, Any], handler: Callable[[dict[str, Any]], dict[str, Any]], args: Any
+) -> dict[str, Any]:
+    if not isinstance(args, dict):
+        return {"error": "arguments must be a JSON object"}
+    properties = schema.get("properties", {})
+    for field in schema.get("required", ()):
+        if field not in args:
+            return {"error": "missing required field", "field": field}
+    for field, value in args.items():
+        if field not in properties:
+            return {"error": f"unknown field; allowed: {', '.join(properties)}", "field": field}
+        problem = _type_error(properties[field], value)
+        if problem is not None:
+            return {"error": problem, "field": field}
+    try:
+        return handler(args)
+    except ToolRefused as refused:
+        return {"error": str(refused), **({"field": refused.field} if refused.field else {})}
+
+
+class ToolRefused(Exception):
+    """A tool call that cannot be served (a bad handle, an unknown path); told to the model, not raised."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class MemoryLog:

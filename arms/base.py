@@ -12,8 +12,9 @@ Call order for one task (the runner guarantees it):
             observe_user_turn(text)           # every user turn, before anything else
             apply forget specs  -> forget(spec)
             apply remember specs -> remember(spec)
+            observe_tool_event(event)         # each of the turn's scripted tool calls (tasks' tool_events)
             context = memory_context(text, history)   # what reaches the prompt, within ctx.budget_tokens
-            ... model call ...
+            ... model call (a tool loop when `tools` is non-empty: dispatch_tool(name, arguments)) ...
             observe_answer(text, answer, context)
         end_session(session)
     end_task()
@@ -25,19 +26,31 @@ runner logs everything else (turns, injections, model calls, probes).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from amnesia.clock import SimulatedClock
-from tasks.spec import AgentRole, ForgetSpec, RememberSpec
+from tasks.errors import ArmConfigError
+from tasks.spec import AgentRole, ForgetSpec, RememberSpec, ToolEventSpec
 
 if TYPE_CHECKING:
     from tasks.logschema import Record
     from tasks.modelapi import Message, Model
 
 LogFn = Callable[["Record"], None]  # appends one typed record (tasks.logschema) to the session log
+# When an arm offers its model tools: `auto` = when the model calls tools (`scripted:tools`, see
+# runners/models/scripted.py), `on` = always (e.g. a real model with function calling), `off` = never.
+TOOL_MODES = ("auto", "on", "off")
+
+
+def check_tool_mode(arm: str, value: Any) -> str:
+    """The validated `tools` option of an arm (one of TOOL_MODES)."""
+    if value not in TOOL_MODES:
+        raise ArmConfigError(f"{arm}: option tools must be one of {', '.join(TOOL_MODES)}, got {value!r}")
+    return str(value)
 
 
 @dataclass
@@ -91,6 +104,8 @@ class Arm(Protocol):
 
     def observe_user_turn(self, text: str) -> None: ...
 
+    def observe_tool_event(self, event: ToolEventSpec) -> None: ...
+
     def remember(self, spec: RememberSpec) -> None: ...
 
     def forget(self, spec: ForgetSpec) -> None: ...
@@ -110,10 +125,32 @@ class ArmBase:
     name = "base"
     SEED: ClassVar[str] = ""  # the design it reproduces (a seed document number, a paper); "" = a baseline
     OPTIONS: ClassVar[type | None] = None  # the frozen dataclass of its options; None = it takes none
+    # True for arms whose model does the writing (the task's remember/forget specs are not applied).
+    MODEL_MANAGED: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         self.options = options
         self.ctx: ArmContext | None = None
+        self.tool_mode = "off"  # arms with model tools set it from their `tools` option (TOOL_MODES)
+
+    def model_tools(self) -> list[dict[str, Any]]:
+        """The arm's model tools (OpenAI function definitions), offered or not according to `tool_mode`."""
+        return []
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tools offered to the model on this call; non-empty turns each user turn into a tool loop
+        (runners.toolloop) whose calls go to `dispatch_tool`."""
+        if self.tool_mode == "off":
+            return []
+        model = self.ctx.model if self.ctx is not None else None
+        if self.tool_mode == "auto" and not getattr(model, "calls_tools", False):
+            return []
+        return self.model_tools()
+
+    def dispatch_tool(self, name: str, arguments: str) -> str:
+        """Run one tool call of the model; returns the JSON text handed back to it."""
+        return json.dumps({"error": f"unknown tool {name!r}"})
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
@@ -135,6 +172,9 @@ class ArmBase:
         return None
 
     def observe_user_turn(self, text: str) -> None:
+        return None
+
+    def observe_tool_event(self, event: ToolEventSpec) -> None:
         return None
 
     def remember(self, spec: RememberSpec) -> None:

@@ -26,20 +26,48 @@ What it reproduces:
 - Credentials never enter a claim (amnesia.safety rules): a secret in the content refuses the write
   (`memory_refused`, the rule name only); a secret in the quote withholds the quote.
 
+- The retrieval layer's tools (offered per the `tools` option; `auto`: when the model calls tools):
+  `memory_search` (queries 1-3, maxResults, minScore 0-1; BM25 over the active claims, scores scaled so the
+  best hit is 1) returns snippets with a citation into the MEMORY.md projection (`MEMORY.md#L7`), the
+  claim id, its `memory://claims/<id>` URI and its status; `memory_get` (path or citation, optional
+  from/lines) reads lines of the projection; `memory_explain` (one of id, uri, citation) returns the
+  provenance report. `explain(handle)` takes any of the three handles.
+- Two-phase forgetting with an explicit approval step: `plan_forget` → `approve_forget(plan)` →
+  `confirm_forget(plan)`, which refuses (`ForgetNotApproved`, nothing changes) without an approval of
+  that very plan. After executing it writes the pending record `forget/pending.json` in the arm's
+  workdir — `{"claims": [...], "citations": [...]}` (ids and the projection lines it removed, never the
+  forgotten text), written even when both lists are empty.
+
 Left out (see arms/README.md): the DB/embedding/index layers, people pages, dreaming and the
-nine-surface inventory collapse into the one claim store this arm has; the plan is approved implicitly
-(the task's forget spec is the user's instruction)."""
+nine-surface inventory collapse into the one claim store this arm has. Nobody can answer the plan in a
+replay, so the task's forget spec — the user's instruction — stands in for the approval
+(`forget_approval: instruction`, default); `forget_approval: none` leaves every plan unapproved, so
+nothing is forgotten."""
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from amnesia.safety import find_secret_rule
 from amnesia.tokens import count_tokens
-from arms.arm_kit import OwnStoreArm, fit_block, forget_selects, memory_line, scope_for, visible_to
+from arms.arm_kit import (
+    OwnStoreArm,
+    ToolRefused,
+    call_arm_tool,
+    fit_block,
+    forget_selects,
+    function_tool,
+    memory_line,
+    scope_for,
+    visible_to,
+)
 from arms.arm_options import check_choice, check_number, options_from
-from arms.base import MemoryContext, SessionInfo
+from arms.base import MemoryContext, SessionInfo, check_tool_mode
+from arms.bm25 import BM25Index
 from arms.model_assist import ask_model
 from arms.textnorm import content_terms, dice
 from tasks.modelapi import Message
@@ -51,6 +79,11 @@ SPEAKERS = {"user": "user", "tool": "tool", "auto": "web"}
 CONFIDENCE = {"user": 0.9, "tool": 0.7, "web": 0.3}
 WITHHELD_QUOTE = "[quote withheld: it contained a credential]"
 REDACTED_QUOTE = "[quote removed by a forget]"
+PROJECTION = "MEMORY.md"
+URI_PREFIX = "memory://claims/"
+_CITATION = re.compile(r"^(?:~/)?MEMORY\.md(?:#L(\d+)(?:-L?(\d+))?)?$")
+SEARCH_RESULTS_MAX = 20
+GET_LINES_DEFAULT = 20
 
 
 def section_of(kind: str) -> str:
@@ -63,16 +96,24 @@ class ForgetIncomplete(RuntimeError):
     """After a confirmed forget, exact or fuzzy search still returned the forgotten information."""
 
 
+class ForgetNotApproved(RuntimeError):
+    """`confirm_forget` without an approval of that plan: nothing was changed (seed: stop and re-plan)."""
+
+
 @dataclass(frozen=True)
 class ClaimsOptions:
     supersession: str = "similarity"  # similarity | key (oracle: the task's key when given)
     similarity: float = 0.5  # Dice coefficient of content terms for "same subject"
     judge: str = "rules"  # rules | model
+    forget_approval: str = "instruction"  # instruction (the forget spec approves its plan) | none
+    tools: str = "auto"  # when memory_search / memory_get / memory_explain are offered (TOOL_MODES)
 
     def __post_init__(self) -> None:
         check_choice("claims", "supersession", self.supersession, ("similarity", "key"))
         check_number("claims", "similarity", self.similarity, maximum=1.0)
         check_choice("claims", "judge", self.judge, ("rules", "model"))
+        check_choice("claims", "forget_approval", self.forget_approval, ("instruction", "none"))
+        check_tool_mode("claims", self.tools)
 
 
 @dataclass
@@ -130,10 +171,12 @@ class ClaimsArm(OwnStoreArm):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.config = options_from(ClaimsOptions, "claims", options)
+        self.tool_mode = self.config.tools
         self.claims: dict[str, Claim] = {}
         self.session: SessionInfo | None = None
         self.turn_text = ""
         self.last_forget_check: ForgetCheck | None = None
+        self._approved: ForgetPlan | None = None  # the plan the user approved, until it is confirmed
         self._next_id = 1
 
     def describe(self) -> dict[str, Any]:
@@ -244,39 +287,147 @@ class ClaimsArm(OwnStoreArm):
 
     # --- injection: the MEMORY.md projection
     def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
-        session = self._session()
-        now = self.now()
-        active = [c for c in self.claims.values() if c.active and visible_to(c.scope, c.owner_id, session)]
-        ranked = sorted(active, key=lambda c: (-c.confidence, -c.last_reinforced, c.id))
-
-        def line(claim: Claim) -> str:
-            return memory_line(
-                claim.id,
-                claim.kind,
-                now - claim.learned_at,
-                claim.text,
-                untrusted=claim.speaker == "web",
-                notes=[f"said by {claim.speaker}"],
-            )
+        ranked = sorted(self._active_visible(), key=lambda c: (-c.confidence, -c.last_reinforced, c.id))
 
         def render(kept: list[Claim]) -> str:
-            lines = [f"# MEMORY.md ({len(kept)} active claims)"]
-            for section in SECTIONS:
-                lines.append(f"## {section}")
-                lines.extend(
-                    line(c) for c in sorted(kept, key=lambda c: (c.learned_at, c.id)) if c.section == section
-                )
-            return "\n".join(lines)
+            return "\n".join(text for text, _ in self._projection(kept))
 
         block, kept = fit_block(render, ranked, self.context().budget_tokens)
-        items = [{"id": c.id, "tokens": count_tokens(line(c))} for c in kept]
+        items = [{"id": c.id, "tokens": count_tokens(self._line(c))} for c in kept]
         return MemoryContext(block=block, tokens=count_tokens(block), items=items)
 
+    def _active_visible(self) -> list[Claim]:
+        session = self._session()
+        return [c for c in self.claims.values() if c.active and visible_to(c.scope, c.owner_id, session)]
+
+    def _line(self, claim: Claim) -> str:
+        return memory_line(
+            claim.id,
+            claim.kind,
+            self.now() - claim.learned_at,
+            claim.text,
+            untrusted=claim.speaker == "web",
+            notes=[f"said by {claim.speaker}"],
+        )
+
+    def _projection(self, kept: list[Claim]) -> list[tuple[str, str | None]]:
+        """MEMORY.md of these claims, one (line, claim id or None) per line; line n is `MEMORY.md#Ln`."""
+        lines: list[tuple[str, str | None]] = [(f"# MEMORY.md ({len(kept)} active claims)", None)]
+        for section in SECTIONS:
+            lines.append((f"## {section}", None))
+            lines.extend(
+                (self._line(c), c.id)
+                for c in sorted(kept, key=lambda c: (c.learned_at, c.id))
+                if c.section == section
+            )
+        return lines
+
+    def _citations(self) -> dict[str, str]:
+        """claim id -> its citation in the standing projection of every active claim the agent sees."""
+        projection = self._projection(self._active_visible())
+        return {cid: f"{PROJECTION}#L{n}" for n, (_, cid) in enumerate(projection, start=1) if cid}
+
+    # --- the retrieval layer's tools (seed §4)
+    def model_tools(self) -> list[dict[str, Any]]:
+        """memory_search, memory_get, memory_explain."""
+        return CLAIM_TOOLS
+
+    def dispatch_tool(self, name: str, arguments: str) -> str:
+        handlers = {
+            "memory_search": self._search_tool,
+            "memory_get": self._get_tool,
+            "memory_explain": self._explain_tool,
+        }
+        return call_arm_tool(CLAIM_TOOLS, handlers, name, arguments)
+
+    def search(
+        self, queries: list[str], max_results: int = 5, min_score: float = 0.0
+    ) -> list[dict[str, Any]]:
+        """Active claims matching any query (BM25, scaled so the best hit scores 1), best first, each with
+        its snippet, citation, claim id, URI and status."""
+        active = {c.id: c for c in self._active_visible()}
+        index = BM25Index()
+        for claim in active.values():
+            index.add(claim.id, claim.text)
+        best: dict[str, float] = {}
+        for query in queries:
+            for cid, score in index.scores(query, active).items():
+                best[cid] = max(best.get(cid, 0.0), float(score))
+        top = max(best.values(), default=0.0)
+        if top <= 0:
+            return []
+        citations = self._citations()
+        ranked = sorted((cid for cid in best if best[cid] > 0), key=lambda cid: (-best[cid], cid))
+        results = []
+        for cid in ranked:
+            score = round(best[cid] / top, 4)
+            if score < min_score or len(results) >= max_results:
+                continue
+            line = int(citations[cid].rpartition("#L")[2])
+            results.append(
+                {
+                    "snippet": active[cid].text,
+                    "path": PROJECTION,
+                    "line": line,
+                    "citation": citations[cid],
+                    "claim_id": cid,
+                    "uri": URI_PREFIX + cid,
+                    "status": "active",
+                    "score": score,
+                }
+            )
+        return results
+
+    def _search_tool(self, args: dict[str, Any]) -> dict[str, Any]:
+        results = self.search(args["queries"], args.get("maxResults", 5), args.get("minScore", 0.0))
+        return {"count": len(results), "results": results}
+
+    def _get_tool(self, args: dict[str, Any]) -> dict[str, Any]:
+        match = _CITATION.match(args["path"].strip())
+        if match is None:
+            raise ToolRefused(f"unknown path {args['path']!r}: only {PROJECTION} (or MEMORY.md#L<n>)", "path")
+        lines = [text for text, _ in self._projection(self._active_visible())]
+        cited_from = int(match.group(1)) if match.group(1) else 1
+        cited_to = int(match.group(2)) if match.group(2) else (cited_from if match.group(1) else None)
+        start = args.get("from", cited_from)
+        count = args.get("lines", (cited_to - cited_from + 1) if cited_to else GET_LINES_DEFAULT)
+        window = lines[start - 1 : start - 1 + count]
+        return {
+            "path": PROJECTION,
+            "from": start,
+            "lines": len(window),
+            "total_lines": len(lines),
+            "text": "\n".join(window),
+        }
+
+    def _explain_tool(self, args: dict[str, Any]) -> dict[str, Any]:
+        given = [args[k] for k in ("id", "uri", "citation") if k in args]
+        if len(given) != 1:
+            raise ToolRefused("give exactly one of id, uri, citation")
+        report = self.explain(given[0])
+        return {k: v for k, v in report.items() if k not in ("scope", "owner_id", "tags", "key")}
+
     # --- provenance
-    def explain(self, claim_id: str) -> dict[str, Any]:
-        """The provenance report: the claim, who said it and the quote, when learned and reinforced, its
-        confidence, the claims it superseded (oldest last) and the claims that superseded it (newest last)."""
-        claim = self.claims[claim_id]
+    def resolve_handle(self, handle: str) -> str:
+        """The claim id behind a claim id, a `memory://claims/<id>` URI or a citation (`MEMORY.md#L7`);
+        raises ToolRefused when it names no claim the agent can see."""
+        text = handle.strip()
+        if text.startswith(URI_PREFIX):
+            text = text.removeprefix(URI_PREFIX)
+        elif _CITATION.match(text):
+            line = _CITATION.match(text).group(1)  # type: ignore[union-attr]
+            by_citation = {citation: cid for cid, citation in self._citations().items()}
+            text = by_citation.get(f"{PROJECTION}#L{line}", "")
+        claim = self.claims.get(text)
+        if claim is None or not visible_to(claim.scope, claim.owner_id, self._session()):
+            raise ToolRefused(f"no claim at {handle!r}")
+        return claim.id
+
+    def explain(self, handle: str) -> dict[str, Any]:
+        """The provenance report for a claim id, URI or citation: the claim, who said it and the quote, when
+        learned and reinforced, its confidence, the claims it superseded (oldest last) and the claims that
+        superseded it (newest last)."""
+        claim = self.claims[handle] if handle in self.claims else self.claims[self.resolve_handle(handle)]
         older, cursor = [], claim.supersedes
         while cursor is not None and cursor in self.claims:
             older.append(cursor)
@@ -290,11 +441,21 @@ class ClaimsArm(OwnStoreArm):
             "status": "active" if claim.active else "superseded",
             "supersedes_chain": older,
             "superseded_by_chain": newer,
+            "uri": URI_PREFIX + claim.id,
         }
 
     # --- forgetting: plan (read-only), then confirm (execute + verify)
     def forget(self, spec: ForgetSpec) -> None:
-        self.last_forget_check = self.confirm_forget(self.plan_forget(spec))
+        plan = self.plan_forget(spec)
+        if self.config.forget_approval == "none":
+            return  # nobody approved the plan: nothing changes (seed §8: silence is not approval)
+        self.approve_forget(plan)  # the task's forget spec is the user's instruction
+        self.last_forget_check = self.confirm_forget(plan)
+
+    def approve_forget(self, plan: ForgetPlan) -> None:
+        """The user's explicit approval of this plan (seed §8.2); `confirm_forget` executes only an approved
+        plan, and each approval serves one confirmation."""
+        self._approved = plan
 
     def plan_forget(self, spec: ForgetSpec) -> ForgetPlan:
         session = self._session()
@@ -334,11 +495,21 @@ class ClaimsArm(OwnStoreArm):
         return ForgetPlan(tuple(sorted(selected)), quote_edits, places, texts, spec.query)
 
     def confirm_forget(self, plan: ForgetPlan) -> ForgetCheck:
+        if self._approved != plan:
+            raise ForgetNotApproved(
+                "claims: no approval of this forget plan; nothing was changed (plan again)"
+            )
+        self._approved = None
         missing = [cid for cid in (*plan.claim_ids, *plan.quote_edits) if cid not in self.claims]
         if missing:
             raise ForgetIncomplete(
                 f"claims: the forget plan is stale ({len(missing)} places changed); plan again"
             )
+        citations = self._citations()
+        removed_lines = sorted(
+            (citations[cid] for cid in plan.claim_ids if cid in citations),
+            key=lambda c: int(c.rpartition("#L")[2]),
+        )
         for cid in plan.claim_ids:
             claim = self.claims.pop(cid)
             self.memlog.forget(cid, claim.text, reason="manual")
@@ -349,12 +520,21 @@ class ClaimsArm(OwnStoreArm):
                 claim.superseded_by = None  # its successor is gone: the claim is the live record again
         for cid in plan.quote_edits:
             self.claims[cid].quote = REDACTED_QUOTE
+        self._write_pending(list(plan.claim_ids), removed_lines)
         check = self.verify_forgotten(plan.search_texts, plan.search_query)
         if not check.forgotten:
             raise ForgetIncomplete(
                 f"claims: forget verification failed: {check.exact_hits} exact, {check.fuzzy_hits} fuzzy hits"
             )
         return check
+
+    def _write_pending(self, claim_ids: list[str], citations: list[str]) -> None:
+        """The pending record (seed §8.3): ids and exact line citations only, never the forgotten text;
+        written even when both lists are empty."""
+        path = Path(self.context().workdir) / "forget" / "pending.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"claims": claim_ids, "citations": citations}
+        path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
 
     def verify_forgotten(self, texts: tuple[str, ...], query: str | None = None) -> ForgetCheck:
         """Exact (substring, over texts and quotes) and fuzzy (Dice ≥ `similarity`, over texts) search
@@ -385,3 +565,47 @@ class ClaimsArm(OwnStoreArm):
         if self.session is None:
             raise RuntimeError("claims: called outside a session")
         return self.session
+
+
+_QUERIES = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1},
+    "minItems": 1,
+    "maxItems": 3,
+    "description": "1-3 queries: the first closest to the user's own words, the others rephrasings.",
+}
+CLAIM_TOOLS: list[dict[str, Any]] = [
+    function_tool(
+        "memory_search",
+        "Search your memory before answering about past work, decisions, dates, people, preferences or "
+        "plans. Returns snippets with a citation (MEMORY.md#L<line>), the claim id, its memory:// URI "
+        "and status.",
+        {
+            "queries": _QUERIES,
+            "maxResults": {"type": "integer", "minimum": 1, "maximum": SEARCH_RESULTS_MAX},
+            "minScore": {"type": "number", "minimum": 0, "maximum": 1, "description": "Score floor (0-1)."},
+        },
+        ("queries",),
+    ),
+    function_tool(
+        "memory_get",
+        "Read memory text by citation: a path (MEMORY.md) or a search citation such as MEMORY.md#L7 or "
+        "MEMORY.md#L7-L9; from (1-based line) and lines override the window.",
+        {
+            "path": {"type": "string", "minLength": 1},
+            "from": {"type": "integer", "minimum": 1},
+            "lines": {"type": "integer", "minimum": 1},
+        },
+        ("path",),
+    ),
+    function_tool(
+        "memory_explain",
+        "Where a memory came from: who said it, the quote, when it was learned and reinforced, its "
+        "confidence and the claims it replaced or that replaced it. Give exactly one of id, uri, citation.",
+        {
+            "id": {"type": "string", "minLength": 1, "description": "A claim id such as c-0003."},
+            "uri": {"type": "string", "minLength": 1, "description": "memory://claims/<id>"},
+            "citation": {"type": "string", "minLength": 1, "description": "MEMORY.md#L<line>"},
+        },
+    ),
+]

@@ -19,14 +19,22 @@ What it reproduces:
   clues, at most `limit` (5, ≤ 20) clues ranked by matched terms then recency, at most
   `max_prompt_chars` (1800) chars with an "older clues have faded" marker when cut.
 - `auto_forget: false` keeps history intact (recall only).
+- Recall through the `recall_from_clues` tool (`recall: tool`, the seed's Phase 1, default): the model calls
+  it with a query when it needs the past; the result is the same recall prompt (LIKE matching, ≤ `limit`
+  clues, ≤ 1,800 chars, faded marker). The tool is offered per the `tools` option (`auto`: when the
+  model calls tools). `recall: auto` instead injects the recall for the current user text before every
+  call (the arm's earlier behaviour, kept for `clue-folding-session-fold` and `clue-folding-strict`).
+- Tool-pair check (`tool_pair_check`, on): a fold range holding a turn with an unanswered tool call
+  (a task's `tool_events` with `status: open`) is not folded ("this time no forgetting").
 
-Deviations (also in arms/README.md): `fold_at_session_end` (on by default) folds a main-agent session's
-remaining completed turns when it ends, because the benchmark's sessions are far shorter than 8,000
-tokens and the conversation is dropped at session end anyway — without it the arm equals `no-memory` on
-every task (variant `clue-folding-strict` turns it off). The measure counts history and user text, not
-the runner's system text. Clues carry no tags or keys (the design stores only distilled tokens), so
-forget selectors match by query only. A sub-agent's clues are scoped to its session and deleted when it
-ends."""
+Deviations (also in arms/README.md): `fold_at_session_end` (off by default, as in the seed) folds a
+main-agent session's remaining completed turns when it ends; benchmark sessions are far shorter than
+8,000 tokens, so without it the arm seldom folds at all — the variant `clue-folding-session-fold` turns it
+on (with `recall: auto`) and reproduces the results of the arm before it followed the seed. The measure
+counts history (including the turn's tool messages) and user text, not the runner's system text. Clues
+carry no tags or keys (the design stores only distilled tokens), so forget selectors match by query only.
+A sub-agent's clues are scoped to its session and deleted when it ends. The "unclosed compaction/start"
+check is left out: the benchmark host runs no compaction of its own, so it could never fire."""
 
 from __future__ import annotations
 
@@ -38,14 +46,14 @@ from pathlib import Path
 from typing import Any
 
 from amnesia.tokens import count_tokens, has_cjk
-from arms.arm_kit import OwnStoreArm, fit_block, memory_line, visible_to
+from arms.arm_kit import OwnStoreArm, call_arm_tool, fit_block, function_tool, memory_line, visible_to
 from arms.arm_options import check_bool, check_choice, check_int, options_from
-from arms.base import ArmContext, MemoryContext, SessionInfo
+from arms.base import ArmContext, MemoryContext, SessionInfo, check_tool_mode
 from arms.model_assist import ask_model
 from arms.textnorm import STOPWORDS
 from tasks.errors import ArmConfigError
 from tasks.modelapi import Message
-from tasks.spec import ForgetSpec
+from tasks.spec import ForgetSpec, ToolEventSpec
 
 _QUOTED = re.compile(
     r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|「([^」\n]{2,80})」|『([^』\n]{2,80})』|`([^`\n]{2,80})`"
@@ -124,8 +132,11 @@ class ClueFoldingOptions:
     limit: int = 5
     max_prompt_chars: int = 1800
     auto_forget: bool = True
-    fold_at_session_end: bool = True
+    fold_at_session_end: bool = False  # not in the seed: folds what is left when a session ends
+    recall: str = "tool"  # tool (the model calls recall_from_clues) | auto (injected before every call)
+    tool_pair_check: bool = True  # never fold a range holding an unanswered tool call
     distiller: str = "rules"  # rules | model
+    tools: str = "auto"  # when recall_from_clues is offered (arms.base.TOOL_MODES)
 
     def __post_init__(self) -> None:
         arm = "clue-folding"
@@ -137,13 +148,18 @@ class ClueFoldingOptions:
         check_int(arm, "max_prompt_chars", self.max_prompt_chars, minimum=1)
         check_bool(arm, "auto_forget", self.auto_forget)
         check_bool(arm, "fold_at_session_end", self.fold_at_session_end)
+        check_choice(arm, "recall", self.recall, ("tool", "auto"))
+        check_bool(arm, "tool_pair_check", self.tool_pair_check)
         check_choice(arm, "distiller", self.distiller, ("rules", "model"))
+        check_tool_mode(arm, self.tools)
 
 
 @dataclass
 class FoldState:
     info: SessionInfo
-    turns: list[tuple[str, str]] = field(default_factory=list)  # completed (user, answer) pairs
+    turns: list[tuple[str, str]] = field(default_factory=list)  # completed turns: (text, answer)
+    unbalanced: set[int] = field(default_factory=set)  # completed turns holding an unanswered tool call
+    events: list[ToolEventSpec] = field(default_factory=list)  # the current turn's tool calls
     folded: int = 0  # completed turns folded away, from the start of the session
     checkpoints: list[Message] = field(default_factory=list)
 
@@ -156,6 +172,7 @@ class ClueFoldingArm(OwnStoreArm):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.config = options_from(ClueFoldingOptions, "clue-folding", options)
+        self.tool_mode = self.config.tools
         self.state: FoldState | None = None
         self.db: sqlite3.Connection | None = None
         self._next_id = 1
@@ -198,13 +215,21 @@ class ClueFoldingArm(OwnStoreArm):
         doomed = [row for row in rows if visible_to(row["scope"], row["owner_id"], self._state().info)]
         self._delete(doomed, "manual")
 
+    def observe_user_turn(self, text: str) -> None:
+        self._state().events = []
+
+    def observe_tool_event(self, event: ToolEventSpec) -> None:
+        self._state().events.append(event)
+
     def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
         state = self._state()
         fold = None
         if self.config.auto_forget and self._measure(history, user_text) >= self.config.threshold_tokens:
             fold = self._fold_oldest(history)
-        view = [*state.checkpoints, *history[2 * state.folded :]]
-        block, recalled = self._recall(user_text)
+        view = [*state.checkpoints, *unfolded(history, state.folded)]
+        block, recalled = "", []
+        if self.config.recall == "auto":
+            block, recalled, _ = self._recall(user_text, self.config.limit, self.context().budget_tokens)
         return MemoryContext(
             block=block,
             tokens=count_tokens(block),
@@ -214,7 +239,33 @@ class ClueFoldingArm(OwnStoreArm):
         )
 
     def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None:
-        self._state().turns.append((user_text, answer))
+        state = self._state()
+        if any(event.status == "open" for event in state.events):
+            state.unbalanced.add(len(state.turns))
+        tool_lines = [
+            f"{event.name} {event.arguments}".strip() + (f" -> {event.output}" if event.output else "")
+            for event in state.events
+        ]
+        state.turns.append(("\n".join([user_text, *tool_lines]), answer))
+        state.events = []
+
+    # --- the model tool (seed Phase 1)
+    def model_tools(self) -> list[dict[str, Any]]:
+        """`recall_from_clues`, offered when the arm recalls through the tool (`recall: tool`)."""
+        return [RECALL_TOOL] if self.config.recall == "tool" else []
+
+    def dispatch_tool(self, name: str, arguments: str) -> str:
+        return call_arm_tool(self.model_tools(), {"recall_from_clues": self._recall_tool}, name, arguments)
+
+    def _recall_tool(self, args: dict[str, Any]) -> dict[str, Any]:
+        limit = min(args.get("limit", self.config.limit), MAX_LIMIT)
+        prompt, recalled, faded = self._recall(args["query"], limit, None)
+        return {
+            "count": len(recalled),
+            "clues": [cid for cid, _ in recalled],
+            "prompt": prompt,
+            "faded": faded,
+        }
 
     def end_session(self, session: SessionInfo) -> None:
         state = self._state()
@@ -237,12 +288,12 @@ class ClueFoldingArm(OwnStoreArm):
     # --- folding
     def _measure(self, history: list[Message], user_text: str) -> int:
         state = self._state()
-        view = [*state.checkpoints, *history[2 * state.folded :]]
-        return sum(count_tokens(str(m.get("content", ""))) for m in view) + count_tokens(user_text)
+        view = [*state.checkpoints, *unfolded(history, state.folded)]
+        return sum(count_tokens(str(m.get("content") or "")) for m in view) + count_tokens(user_text)
 
     def _fold_oldest(self, history: list[Message]) -> str | None:
         state = self._state()
-        completed = len(history) // 2
+        completed = sum(1 for m in history if m.get("role") == "user")
         if completed - state.folded < self.config.forget_turns + self.config.keep_completed_turns:
             return None  # the recent-turns guard
         return self._fold(self.config.forget_turns)
@@ -252,6 +303,8 @@ class ClueFoldingArm(OwnStoreArm):
         state = self._state()
         start = state.folded
         span = state.turns[start : start + count]
+        if self.config.tool_pair_check and state.unbalanced & set(range(start, start + len(span))):
+            return None  # the range would cut a tool call from its (missing) result: this time no forgetting
         text = "\n".join(f"{user}\n{answer}" for user, answer in span)
         clue_id = f"k-{self._next_id:04d}"
         scope = "session" if state.info.agent == "sub" else "workspace"
@@ -303,11 +356,15 @@ class ClueFoldingArm(OwnStoreArm):
         return Clue(keywords, distill(text).seed_tokens, fields.get("summary", "")[:100])
 
     # --- recall
-    def _recall(self, user_text: str) -> tuple[str, list[tuple[str, int]]]:
+    def _recall(
+        self, user_text: str, limit: int, budget_tokens: int | None
+    ) -> tuple[str, list[tuple[str, int]], bool]:
+        """(recall prompt, [(clue id, tokens)], whether older clues faded) for the clues matching the
+        text's distilled terms; `budget_tokens` None = the character cap only (the tool's answer)."""
         query = distill(user_text)
         terms = [t for t in dict.fromkeys((*query.keywords, *query.seed_tokens)) if t]
         if not terms:
-            return "", []
+            return "", [], False
         rows = self._db().execute("SELECT * FROM memory_clues").fetchall()
         visible = {
             row["id"]: row for row in rows if visible_to(row["scope"], row["owner_id"], self._state().info)
@@ -322,7 +379,7 @@ class ClueFoldingArm(OwnStoreArm):
                 if clue_id in visible:
                     matches[clue_id] += 1
         ranked = sorted(matches, key=lambda cid: (-matches[cid], -visible[cid]["created_at"], cid))
-        ranked = ranked[: self.config.limit]
+        ranked = ranked[:limit]
         now = self.now()
         lines = {
             cid: memory_line(
@@ -341,8 +398,11 @@ class ClueFoldingArm(OwnStoreArm):
             faded = [FADED_MARKER] if cut or len(kept) < len(within_chars) else []
             return "\n".join([f"RECALLED FROM CLUES ({len(kept)} clues)", *(lines[c] for c in kept), *faded])
 
-        block, kept = fit_block(render, within_chars, self.context().budget_tokens)
-        return block, [(cid, count_tokens(lines[cid])) for cid in kept]
+        if budget_tokens is None:
+            block, kept = (render(within_chars), within_chars) if within_chars else ("", [])
+        else:
+            block, kept = fit_block(render, within_chars, budget_tokens)
+        return block, [(cid, count_tokens(lines[cid])) for cid in kept], FADED_MARKER in block
 
     # --- helpers
     def _delete(self, rows: list[sqlite3.Row], reason: str) -> None:
@@ -361,6 +421,30 @@ class ClueFoldingArm(OwnStoreArm):
         if self.db is None:
             raise RuntimeError("clue-folding: start_task was not called")
         return self.db
+
+
+RECALL_TOOL = function_tool(
+    "recall_from_clues",
+    "Recall earlier, folded-away conversation from its clues (names, paths, terms, a one-line summary). "
+    "Call it when the user refers to something you no longer see.",
+    {
+        "query": {"type": "string", "minLength": 1, "description": "What to recall, in the user's words."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "description": "How many clues at most (default 5).",
+        },
+    },
+    ("query",),
+)
+
+
+def unfolded(history: list[Message], folded: int) -> list[Message]:
+    """The history after its first `folded` turns (a turn starts at its user message; tool messages
+    belong to the turn they follow)."""
+    starts = [i for i, m in enumerate(history) if m.get("role") == "user"]
+    return history[starts[folded] :] if folded < len(starts) else []
 
 
 def checkpoint_text(turns: int, clue: Clue, chinese: bool) -> str:

@@ -45,7 +45,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "amnesia-rank-decay": ("amnesia", {"default_curve": "ebbinghaus", "decay_mode": "rank"}),
     "amnesia-keep-all-oracle-key": ("amnesia", {"auto_expire": False, "use_keys": True}),
     "claims-oracle-key": ("claims", {"supersession": "key"}),
-    "clue-folding-strict": ("clue-folding", {"fold_at_session_end": False}),
+    # The arm before it followed seed 003 (session-end fold, recall injected before every call); "strict" is
+    # that arm without the session-end fold (kept so earlier results stay reproducible by name).
+    "clue-folding-session-fold": ("clue-folding", {"fold_at_session_end": True, "recall": "auto"}),
+    "clue-folding-strict": ("clue-folding", {"fold_at_session_end": False, "recall": "auto"}),
     "memorybank-as-written": ("memorybank", {"formula": "as-written", "days_per_strength": 5.0}),
     "memorybank-code-intended": ("memorybank", {"formula": "intended", "days_per_strength": 5.0}),
 }

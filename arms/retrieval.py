@@ -28,29 +28,56 @@ What it reproduces:
   data. A janitor at session creation retires unpinned entries unused for `janitor_idle` (90d; null =
   off).
 
+- The third signal: a tool (a task's `tool_events`; the signature is the tool's name) that failed
+  `failure_streak` (2; 0 = off) times in a row and then succeeded is a verified workaround: the
+  successful call and its output become a `pitfall` candidate, drained like the others.
+- A per-change audit (`audit`, the last 200): every successful change with its operation, source
+  (tool = the task's remember/forget specs, the seed's tool path; review; flush; ui; janitor), a
+  monotonic sequence number and a content preview.
+- The pending queue's adoption step: a repeated proposal counts hits instead of queueing twice;
+  `adopt_pending(id, text=None)` (optionally edited) and `reject_pending(id)` are the human's decision
+  (source ui). No human answers in a replay, so proposals wait for ever unless `adopt_after_hits` (0 =
+  never, the seed) stands in for a reviewer who adopts a proposal seen that many times.
+- "The current request wins": every injected surface (the snapshot and the recall fence) states that
+  the current user request, repository files and tool output take precedence over memory
+  (`precedence_note`, on).
+- Model tools (per the `tools` option; `auto`: when the model calls tools): `memory_search` (query,
+  limit: the BM25 ranking over the visible entries) and `memory_get` (id: the full entry, a recall).
+
 Deviations (also in arms/README.md): the recall fence is appended to the memory block rather than sent
 as an extra user message (the runner's prompt layout is fixed; the block is what gets logged); the
-index line carries the whole (short) entry instead of a summary plus a `memory_get` tool call, since
-the benchmark has no tool loop; the "tool call failed ≥ 2 times then succeeded" signal is left out
-because the task format has no tool events; the scan has a handful of rules rather than the seed's 37;
-access counts rise on recall only (an index line is not a use)."""
+index line carries the whole (short) entry instead of a summary (`memory_get` returns the same text);
+the seed names only `memory_get` of its nine tools, so the arm offers that and a `memory_search`; the
+scan has a handful of rules rather than the seed's 37; access counts rise on recall only (an index
+line is not a use)."""
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from amnesia.tokens import count_tokens
-from arms.arm_kit import OwnStoreArm, fit_block, forget_selects, memory_line, scope_for, visible_to
+from arms.arm_kit import (
+    OwnStoreArm,
+    ToolRefused,
+    call_arm_tool,
+    fit_block,
+    forget_selects,
+    function_tool,
+    memory_line,
+    scope_for,
+    visible_to,
+)
 from arms.arm_options import check_bool, check_choice, check_duration, check_int, check_number, options_from
-from arms.base import MemoryContext, SessionInfo
+from arms.base import MemoryContext, SessionInfo, check_tool_mode
 from arms.bm25 import BM25Index
 from arms.model_assist import ask_model
 from arms.textnorm import content_terms, jaccard
 from arms.write_gate import scan
 from tasks.modelapi import Message
-from tasks.spec import ForgetSpec, RememberSpec
+from tasks.spec import ForgetSpec, RememberSpec, ToolEventSpec
 
 REMEMBER_SIGNAL = re.compile(
     r"记住|以后都|帮我记|别忘了|\bremember(?: that)?\b|\bfrom now on\b|\bdon'?t forget\b|\bkeep in mind\b",
@@ -59,6 +86,12 @@ REMEMBER_SIGNAL = re.compile(
 CORRECTION_SIGNAL = re.compile(r"不对|其实是|更正|\bactually\b|\bI meant\b|\bcorrection\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
 CONTRADICTED_NOTE = "⚠ contradicted by a newer correction"
+PRECEDENCE_NOTE = (
+    "The current user request, repository files and tool output always take precedence over memory; "
+    "on conflict, trust the present."
+)
+AUDIT_KEEP = 200  # the seed's rolling audit length
+AUDIT_PREVIEW_CHARS = 60
 _SCOPE_TIER = {"session": 0, "workspace": 1}  # most specific first (seed: project → user → global)
 
 
@@ -76,6 +109,10 @@ class RetrievalOptions:
     janitor_idle: Any = "90d"  # duration or None (off)
     duplicate_similarity: float = 0.6  # extraction skips candidates this close to an existing entry
     correction_similarity: float = 0.3  # a correction contradicts visible entries at least this close
+    failure_streak: int = 2  # failures of one tool before a success make a workaround; 0 = off
+    adopt_after_hits: int = 0  # stand-in reviewer: adopt a proposal seen this often; 0 = never (seed)
+    precedence_note: bool = True  # every injected surface says the present wins over memory
+    tools: str = "auto"  # when memory_search / memory_get are offered (arms.base.TOOL_MODES)
 
     def __post_init__(self) -> None:
         arm = "retrieval"
@@ -91,6 +128,10 @@ class RetrievalOptions:
         check_duration(arm, "janitor_idle", self.janitor_idle)
         check_number(arm, "duplicate_similarity", self.duplicate_similarity, maximum=1.0)
         check_number(arm, "correction_similarity", self.correction_similarity, maximum=1.0)
+        check_int(arm, "failure_streak", self.failure_streak)
+        check_int(arm, "adopt_after_hits", self.adopt_after_hits)
+        check_bool(arm, "precedence_note", self.precedence_note)
+        check_tool_mode(arm, self.tools)
 
 
 @dataclass
@@ -108,6 +149,8 @@ class Entry:
     access_count: int = 0
     last_recalled_at: float | None = None
     contradicted_by: str | None = None
+    hits: int = 1  # a pending proposal: how often it was proposed (seed: repeated proposals rise)
+    correction: bool = False  # written from a correction (contradicts older entries once adopted)
 
     @property
     def last_used(self) -> float:
@@ -116,6 +159,18 @@ class Entry:
     @property
     def label(self) -> str:
         return f"{self.scope}/{self.category}"
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One successful change of the store (seed: who wrote what, and when, is always answerable)."""
+
+    seq: int  # monotonic over the task
+    op: str  # write | delete | adopt | reject
+    source: str  # tool | review | flush | ui | janitor
+    item_id: str
+    at: float  # simulated seconds
+    preview: str  # the first AUDIT_PREVIEW_CHARS characters of the content
 
 
 @dataclass
@@ -135,6 +190,7 @@ class SessionState:
     written_this_turn: set[str] = field(default_factory=set)  # the step's recall ran before these writes
     candidates: list[Candidate] = field(default_factory=list)
     drains: int = 0
+    failures: dict[str, int] = field(default_factory=dict)  # tool name -> failures in a row
     snapshot_block: str = ""
     snapshot_ids: list[tuple[str, int]] = field(default_factory=list)  # (entry id, tokens of its line)
 
@@ -170,9 +226,12 @@ class RetrievalArm(OwnStoreArm):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.config = options_from(RetrievalOptions, "retrieval", options)
+        self.tool_mode = self.config.tools
         self.janitor_idle = check_duration("retrieval", "janitor_idle", self.config.janitor_idle)
         self.entries: dict[str, Entry] = {}
         self.pending: list[Entry] = []
+        self.audit: deque[AuditEntry] = deque(maxlen=AUDIT_KEEP)
+        self._audit_seq = 0
         self.index = BM25Index()
         self.session: SessionState | None = None
         self._next_id = 1
@@ -195,6 +254,21 @@ class RetrievalArm(OwnStoreArm):
         if candidate is not None:
             state.candidates.append(candidate)
 
+    def observe_tool_event(self, event: ToolEventSpec) -> None:
+        """The third signal: a tool that failed `failure_streak` times in a row, then succeeded."""
+        streak = self.config.failure_streak
+        if not streak or event.status == "open":
+            return
+        state = self._state()
+        if event.status == "error":
+            state.failures[event.name] = state.failures.get(event.name, 0) + 1
+            return
+        failed = state.failures.pop(event.name, 0)
+        if failed >= streak:
+            call = " ".join(f"{event.name} {event.arguments}".split())
+            text = f"{call} worked after {failed} failures: {' '.join(event.output.split())}"
+            state.candidates.append(Candidate(state.turn, text[:300], "pitfall", correction=False))
+
     def remember(self, spec: RememberSpec) -> None:
         state = self._state()
         state.explicit_turns.add(state.turn)
@@ -209,6 +283,7 @@ class RetrievalArm(OwnStoreArm):
             tags=spec.tags,
             key=spec.key,
             correction=state.turn_is_correction,
+            origin="tool",
         )
 
     def forget(self, spec: ForgetSpec) -> None:
@@ -217,7 +292,7 @@ class RetrievalArm(OwnStoreArm):
             if visible_to(entry.scope, entry.owner_id, state.info) and forget_selects(
                 spec, content=entry.content, tags=entry.tags, key=entry.key
             ):
-                self._delete(entry, "manual")
+                self._delete(entry, "manual", origin="tool")
         self.pending = [
             p for p in self.pending if not forget_selects(spec, content=p.content, tags=p.tags, key=p.key)
         ]
@@ -235,9 +310,7 @@ class RetrievalArm(OwnStoreArm):
             if fence:
                 block = f"{block}\n\n{fence}" if block else fence
         for entry in recalled:
-            entry.access_count += 1
-            entry.last_recalled_at = self.now()
-            self.memlog.touch(entry.id, reason="recall", strength=float(entry.access_count))
+            self._use(entry)
             items.append({"id": entry.id, "tokens": count_tokens(self._line(entry)), "via": "recall"})
         return MemoryContext(
             block=block,
@@ -251,11 +324,46 @@ class RetrievalArm(OwnStoreArm):
         if len(state.candidates) >= self.config.review_every:
             self._drain("review")
 
+    # --- model tools (the seed names memory_get; memory_search is its retrieval plane as a tool)
+    def model_tools(self) -> list[dict[str, Any]]:
+        return RETRIEVAL_TOOLS
+
+    def dispatch_tool(self, name: str, arguments: str) -> str:
+        handlers = {"memory_search": self._search_tool, "memory_get": self._get_tool}
+        return call_arm_tool(RETRIEVAL_TOOLS, handlers, name, arguments)
+
+    def _search_tool(self, args: dict[str, Any]) -> dict[str, Any]:
+        visible = {e.id: e for e in self._visible()}
+        scores = self.index.scores(args["query"], visible)
+        ranked = sorted(
+            (i for i in scores if scores[i] > 0),
+            key=lambda i: (-scores[i], not visible[i].pinned, -visible[i].last_used, i),
+        )[: args.get("limit", self.config.recall_top_k)]
+        for item_id in ranked:
+            self._use(visible[item_id])
+        hits = [
+            {"id": i, "line": self._line(visible[i]), "score": round(float(scores[i]), 4)} for i in ranked
+        ]
+        return {"count": len(hits), "results": hits, "note": PRECEDENCE_NOTE}
+
+    def _get_tool(self, args: dict[str, Any]) -> dict[str, Any]:
+        entry = next((e for e in self._visible() if e.id == args["id"]), None)
+        if entry is None:
+            raise ToolRefused(f"no memory {args['id']!r}", "id")
+        self._use(entry)
+        return {"id": entry.id, "scope": entry.scope, "category": entry.category, "content": entry.content}
+
+    def _use(self, entry: Entry) -> None:
+        """A recall: the usage signal that keeps an entry fresh (and out of eviction)."""
+        entry.access_count += 1
+        entry.last_recalled_at = self.now()
+        self.memlog.touch(entry.id, reason="recall", strength=float(entry.access_count))
+
     def end_session(self, session: SessionInfo) -> None:
         self._drain("dispose")
         for entry in list(self.entries.values()):
             if entry.scope == "session" and entry.owner_id == session.session_id:
-                self._delete(entry, "agent-disposed")
+                self._delete(entry, "agent-disposed", origin="flush")
         self.pending = [p for p in self.pending if p.owner_id != session.session_id]
         self.session = None
 
@@ -272,11 +380,19 @@ class RetrievalArm(OwnStoreArm):
         tags: tuple[str, ...] = (),
         key: str | None = None,
         correction: bool = False,
+        origin: str,
     ) -> None:
         rule = scan(content)
         if rule is not None:
             self.memlog.refused(reason="security scan", rule=rule)
             return
+        if self.config.confirm_before_write:
+            repeated = self._similar_pending(content)
+            if repeated is not None:  # the same proposal again: it gains a hit instead of a second row
+                repeated.hits += 1
+                if self.config.adopt_after_hits and repeated.hits >= self.config.adopt_after_hits:
+                    self.adopt_pending(repeated.id, source="review")
+                return
         entry = Entry(
             id=f"r-{self._next_id:04d}",
             content=content,
@@ -288,29 +404,73 @@ class RetrievalArm(OwnStoreArm):
             tags=tuple(tags),
             key=key,
             created_at=self.now(),
+            correction=correction,
         )
         self._next_id += 1
         if self.config.confirm_before_write:
             self.pending.append(entry)
             self.memlog.refused(reason="pending human review", rule="quarantined")
+            if self.config.adopt_after_hits == 1:
+                self.adopt_pending(entry.id, source="review")
             return
+        self._store(entry, origin)
+
+    def _store(self, entry: Entry, origin: str, op: str = "write") -> None:
+        """Add an entry that passed the gate (and the review, in confirm mode) to the store."""
         self.entries[entry.id] = entry
         if self.session is not None:
             self.session.written_this_turn.add(entry.id)
-        self.index.add(entry.id, f"{content} {category}")
+        self.index.add(entry.id, f"{entry.content} {entry.category}")
         self.memlog.write(
             entry.id,
-            content,
-            kind=category,
-            scope=scope,
-            owner_id=owner_id,
-            source=source,
-            key=key,
-            pinned=pinned,
+            entry.content,
+            kind=entry.category,
+            scope=entry.scope,
+            owner_id=entry.owner_id,
+            source=entry.source,
+            key=entry.key,
+            pinned=entry.pinned,
         )
-        if correction:
+        self._audit(op, origin, entry)
+        if entry.correction:
             self._mark_contradicted(entry)
-        self._evict_over_cap()
+        self._evict_over_cap(origin)
+
+    # --- the pending queue: the human's decision
+    def _similar_pending(self, content: str) -> Entry | None:
+        terms = content_terms(content)
+        return next(
+            (
+                p
+                for p in self.pending
+                if jaccard(terms, content_terms(p.content)) >= self.config.duplicate_similarity
+            ),
+            None,
+        )
+
+    def adopt_pending(self, proposal_id: str, text: str | None = None, *, source: str = "ui") -> None:
+        """Adopt a proposal (optionally edited first): it passes the gate again and becomes an entry."""
+        proposal = next(p for p in self.pending if p.id == proposal_id)
+        self.pending.remove(proposal)
+        if text is not None:
+            rule = scan(text)
+            if rule is not None:
+                self.memlog.refused(reason="security scan", rule=rule)
+                return
+            proposal.content = text
+        proposal.created_at = self.now()
+        self._store(proposal, source, op="adopt")
+
+    def reject_pending(self, proposal_id: str) -> None:
+        """Reject a proposal: it leaves the queue, nothing is written."""
+        proposal = next(p for p in self.pending if p.id == proposal_id)
+        self.pending.remove(proposal)
+        self._audit("reject", "ui", proposal)
+
+    def _audit(self, op: str, source: str, entry: Entry) -> None:
+        self._audit_seq += 1
+        preview = " ".join(entry.content.split())[:AUDIT_PREVIEW_CHARS]
+        self.audit.append(AuditEntry(self._audit_seq, op, source, entry.id, self.now(), preview))
 
     def _mark_contradicted(self, correction: Entry) -> None:
         terms = content_terms(correction.content)
@@ -324,7 +484,7 @@ class RetrievalArm(OwnStoreArm):
             ):
                 entry.contradicted_by = correction.id
 
-    def _evict_over_cap(self) -> None:
+    def _evict_over_cap(self, origin: str) -> None:
         excess = len(self.entries) - self.config.entries_cap
         if excess <= 0:
             return
@@ -337,17 +497,21 @@ class RetrievalArm(OwnStoreArm):
             ),
         )
         for entry in evictable[:excess]:
-            self._delete(entry, "evicted")
+            self._delete(entry, "evicted", origin=origin)
 
-    def _delete(self, entry: Entry, reason: str) -> None:
+    def _delete(self, entry: Entry, reason: str, *, origin: str) -> None:
         del self.entries[entry.id]
         self.index.remove(entry.id)
         self.memlog.forget(entry.id, entry.content, reason=reason)
+        self._audit("delete", origin, entry)
 
     # --- extraction
     def _drain(self, trigger: str) -> None:
         state = self._state()
-        waiting = [c for c in state.candidates if c.turn not in state.explicit_turns]
+        # A user turn written explicitly is already recorded; a tool workaround never is.
+        waiting = [
+            c for c in state.candidates if c.category == "pitfall" or c.turn not in state.explicit_turns
+        ]
         state.candidates = []
         if not waiting:
             return
@@ -370,6 +534,7 @@ class RetrievalArm(OwnStoreArm):
                 owner_id=owner,
                 source="user",
                 correction=candidate.correction,
+                origin="flush" if trigger == "dispose" else "review",
             )
 
     def _extract_with_model(self, waiting: list[Candidate], trigger: str) -> list[Candidate]:
@@ -396,10 +561,11 @@ class RetrievalArm(OwnStoreArm):
         return extracted
 
     def _is_duplicate(self, text: str) -> bool:
+        """Already in the store (a pending proposal is not: proposing it again counts a hit)."""
         terms = content_terms(text)
         return any(
             jaccard(terms, content_terms(e.content)) >= self.config.duplicate_similarity
-            for e in [*self.entries.values(), *self.pending]
+            for e in self.entries.values()
         )
 
     # --- injection
@@ -409,7 +575,7 @@ class RetrievalArm(OwnStoreArm):
         now = self.now()
         for entry in list(self.entries.values()):
             if not entry.pinned and now - entry.last_used > self.janitor_idle:
-                self._delete(entry, "stale")
+                self._delete(entry, "stale", origin="janitor")
 
     def _visible(self) -> list[Entry]:
         info = self._state().info
@@ -446,6 +612,7 @@ class RetrievalArm(OwnStoreArm):
                 f"MEMORY INDEX (frozen at session start; {len(kept)} of {len(ranked)} entries)",
                 *(lines[e.id] for e in kept),
                 *(f"+ {label} ×{count}" for label, count in sorted(folded.items())),
+                *([PRECEDENCE_NOTE] if self.config.precedence_note else []),
             ]
             text = "\n".join(body)
             return f"{text}\n≈{count_tokens(text)} tokens"
@@ -471,8 +638,12 @@ class RetrievalArm(OwnStoreArm):
         ]
         hits = [visible[i] for i in ranked]
 
+        note = [PRECEDENCE_NOTE] if self.config.precedence_note else []
+
         def render(kept: list[Entry]) -> str:
-            return "\n".join(["<recalled-memory>", *(self._line(e) for e in kept), "</recalled-memory>"])
+            return "\n".join(
+                ["<recalled-memory>", *(self._line(e) for e in kept), *note, "</recalled-memory>"]
+            )
 
         return fit_block(render, hits, budget) if hits else ("", [])
 
@@ -481,3 +652,22 @@ class RetrievalArm(OwnStoreArm):
         if self.session is None:
             raise RuntimeError("retrieval: called outside a session")
         return self.session
+
+
+RETRIEVAL_TOOLS: list[dict[str, Any]] = [
+    function_tool(
+        "memory_search",
+        "Search memory (BM25 over the entries you can see); returns one index line per hit.",
+        {
+            "query": {"type": "string", "minLength": 1, "description": "What to look for."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Default 3."},
+        },
+        ("query",),
+    ),
+    function_tool(
+        "memory_get",
+        "The full text of one memory entry, by the id its index line shows.",
+        {"id": {"type": "string", "minLength": 1, "description": "An entry id such as r-0003."}},
+        ("id",),
+    ),
+]

@@ -116,9 +116,9 @@ def parse_overrides(assignments: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def comparable_arms() -> list[str]:
-    """`--arms all`: every registered arm that runs with any model (arms that expose `tools` need a model
-    with function calling, so they are left out)."""
-    return [name for name in available() if not hasattr(create_arm(name), "tools")]
+    """`--arms all`: every registered arm that runs with any model (arms whose model does the writing
+    through tools need a model with function calling, so they are left out)."""
+    return [name for name in available() if not getattr(create_arm(name), "MODEL_MANAGED", False)]
 
 
 def ineffective_options(specs: list[ArmSpec], tasks: list[Task]) -> list[str]:
@@ -131,7 +131,7 @@ def ineffective_options(specs: list[ArmSpec], tasks: list[Task]) -> list[str]:
     lines = []
     for spec in specs:
         given = [name for name in _DEFAULT_TTL_OPTIONS if name in spec.options]
-        if given and not hasattr(spec.build(), "tools"):
+        if given and not getattr(spec.build(), "MODEL_MANAGED", False):
             lines += [
                 f"{spec.name}.{name}={spec.options[name]} changes no outcome here: every one of the "
                 f"{len(writes)} writes in the selected tasks has its own ttl or a pin, and {name} applies "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import shutil
 import time
 from dataclasses import dataclass
@@ -31,11 +32,12 @@ from tasks.logschema import (
     SessionStart,
     TaskEnd,
     TaskStart,
+    ToolEventRecord,
     TurnRecord,
 )
 from tasks.modelapi import Message, Model, ModelRequest, ModelResponse
 from tasks.scoring import asserted_values, classify
-from tasks.spec import ProbeSpec, Task
+from tasks.spec import ProbeSpec, Task, ToolEventSpec
 
 SYSTEM_TEXT = (
     "You are a helpful assistant. Answer briefly. When a memory block is present, it lists what you remember "
@@ -50,10 +52,35 @@ def derive_seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-def build_messages(block: str, history: list[Message], user_text: str) -> list[Message]:
-    """The prompt layout, identical for every arm: system (+ memory block), history, user text."""
+def build_messages(
+    block: str, history: list[Message], user_text: str, tool_messages: tuple[Message, ...] = ()
+) -> list[Message]:
+    """The prompt layout, identical for every arm: system (+ memory block), history, user text, then the
+    turn's scripted tool calls with their results (`tool_messages`)."""
     system = SYSTEM_TEXT + ("\n\n" + block if block else "")
-    return [{"role": "system", "content": system}, *history, {"role": "user", "content": user_text}]
+    return [
+        {"role": "system", "content": system},
+        *history,
+        {"role": "user", "content": user_text},
+        *tool_messages,
+    ]
+
+
+def tool_event_messages(events: tuple[ToolEventSpec, ...], call_id_prefix: str) -> tuple[Message, ...]:
+    """The turn's finished tool calls as the agent's transcript has them: an assistant message with the
+    call, then the tool's answer (`error: ...` for a failure). An `open` call never got a result and a
+    chat API refuses an unanswered call, so it stays out of the prompt (the arm still sees it)."""
+    messages: list[Message] = []
+    for index, event in enumerate(events):
+        if event.status == "open":
+            continue
+        call_id = f"{call_id_prefix}-{index}"
+        arguments = json.dumps({"input": event.arguments}, ensure_ascii=False)
+        call = {"id": call_id, "type": "function", "function": {"name": event.name, "arguments": arguments}}
+        output = event.output if event.status == "ok" else f"error: {event.output}"
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
+    return tuple(messages)
 
 
 def task_to_dict(task: Task) -> dict[str, Any]:
@@ -124,6 +151,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
         )
         arm.start_task(ctx)
         probes = calls = 0
+        turn_ordinal = 0  # the per-call seed follows the turn, so every arm meets the same model randomness
         for session_index, session in enumerate(task.sessions):
             clock.set(max(session.at, clock.now()))
             arm.advance_clock(clock.now())
@@ -148,19 +176,30 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                     with evidence.writing(remember):
                         arm.remember(remember)
                     fact_times.record(remember.content, clock.now())
+                for event in turn.tool_events:
+                    log.write(ToolEventRecord(**where, **dataclasses.asdict(event)))
+                    arm.observe_tool_event(event)
+                    if event.status != "open":
+                        fact_times.record(event.output, clock.now())
+                tool_messages = tool_event_messages(turn.tool_events, f"event-{session_index}-{turn_index}")
                 context = arm.memory_context(turn.user, list(history))
                 _log_injection(log, where, context, job.budget_tokens)
                 messages = build_messages(
-                    context.block, history if context.history is None else context.history, turn.user
+                    context.block,
+                    history if context.history is None else context.history,
+                    turn.user,
+                    tool_messages,
                 )
                 request = ModelRequest(
                     messages=messages,
                     candidates=turn.probe.candidates if turn.probe else (),
                     is_probe=turn.probe is not None,
-                    seed=derive_seed(job.seed, calls),
+                    seed=derive_seed(job.seed, turn_ordinal),
                 )
-                if getattr(arm, "tools", None):
-                    response, calls = _agent_managed_turn(log, where, model, request, arm, job.seed, calls)
+                turn_ordinal += 1
+                tools = arm.tools
+                if tools:
+                    response, calls = _agent_managed_turn(log, where, model, request, arm, tools, calls)
                 else:
                     call_started = time.perf_counter()
                     response = model.complete(request)
@@ -193,6 +232,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                     )
                 arm.observe_answer(turn.user, response.text, context)
                 history.append({"role": "user", "content": turn.user})
+                history.extend(tool_messages)
                 history.append({"role": "assistant", "content": response.text})
             arm.end_session(info)
             log.write(SessionEnd(session_index=session_index, session_id=info.session_id))
@@ -226,12 +266,12 @@ def _agent_managed_turn(
     model: Model,
     request: ModelRequest,
     arm: Any,
-    pair_seed: int,
+    tools: list[dict],
     first_call: int,
 ) -> tuple[ModelResponse, int]:
-    """An arm exposing `tools` lets the model manage memory: the turn is a tool loop (runners.toolloop), each
-    round one `model_call` record and each tool call one `tool_call` record.
-    Returns (the answer, the next call index)."""
+    """An arm offering `tools` lets the model use them: the turn is a tool loop (runners.toolloop), each
+    round one `model_call` record and each tool call one `tool_call` record; every round keeps the turn's
+    seed. Returns (the answer, the next call index)."""
     next_call = first_call
 
     def on_call(call: ToolRound) -> None:
@@ -245,11 +285,11 @@ def _agent_managed_turn(
     response = run_tool_loop(
         model,
         request,
-        arm.tools,
+        tools,
         arm.dispatch_tool,
         on_call=on_call,
         on_tool=on_tool,
-        seed_for_round=lambda index: derive_seed(pair_seed, first_call + index),
+        seed_for_round=lambda index: request.seed,
     )
     return response, next_call
 

@@ -20,7 +20,7 @@ import yaml
 from amnesia.durations import parse_duration
 from amnesia.tokens import has_cjk
 from tasks.errors import TaskSetError
-from tasks.spec import ForgetSpec, ProbeSpec, RememberSpec, Session, Task, Turn
+from tasks.spec import ForgetSpec, ProbeSpec, RememberSpec, Session, Task, ToolEventSpec, Turn
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64  # task files nest about 8 deep; anything far deeper is hostile or broken
@@ -33,10 +33,12 @@ SOURCES = ("user", "tool", "auto")
 KINDS = ("fact", "preference", "episode", "task-context")
 SCOPES = ("workspace", "session")
 LANGS = ("en", "zh")
+TOOL_STATUSES = ("ok", "error", "open")
 
 _TASK_FIELDS = {"id", "group", "category", "description", "lang", "origin", "sessions"}
 _SESSION_FIELDS = {"at", "agent", "turns"}
-_TURN_FIELDS = {"user", "remember", "forget", "probe"}
+_TURN_FIELDS = {"user", "remember", "forget", "probe", "tool_events"}
+_TOOL_EVENT_FIELDS = {"name", "arguments", "status", "output"}
 _REMEMBER_FIELDS = {"content", "ttl", "kind", "pin", "tags", "scope", "key", "source", "refs"}
 _FORGET_FIELDS = {"tags", "query", "key"}
 _PROBE_FIELDS = {"expect", "stale", "poison", "abstain", "mechanism", "evidence", "answer"}
@@ -448,8 +450,11 @@ class _FileReader:
             remember = self._specs(fields.get("remember"), f"{where}.remember", self._remember)
             forget = self._specs(fields.get("forget"), f"{where}.forget", self._forget)
             probe = self._probe(fields["probe"], f"{where}.probe") if "probe" in fields else None
+            events = self._specs(fields.get("tool_events"), f"{where}.tool_events", self._tool_event)
             if user is not None:
-                turns.append(Turn(user=user, remember=remember, forget=forget, probe=probe))
+                turns.append(
+                    Turn(user=user, remember=remember, forget=forget, probe=probe, tool_events=events)
+                )
         return tuple(turns)
 
     def _specs(self, node: yaml.Node | None, field: str, build: Any) -> tuple[Any, ...]:
@@ -487,6 +492,33 @@ class _FileReader:
             source=source or "user",  # type: ignore[arg-type]  # checked against SOURCES
             refs=refs or (),
         )
+
+    def _tool_event(self, node: yaml.Node, field: str) -> ToolEventSpec | None:
+        fields = self._mapping(node, field, _TOOL_EVENT_FIELDS, ("name", "status"))
+        if fields is None:
+            return None
+        before = len(self.errors)
+        name = self._string(fields["name"], f"{field}.name") if "name" in fields else None
+        arguments = self._text(fields["arguments"], f"{field}.arguments") if "arguments" in fields else ""
+        status = (
+            self._choice(fields["status"], f"{field}.status", TOOL_STATUSES) if "status" in fields else None
+        )
+        output = self._text(fields["output"], f"{field}.output") if "output" in fields else ""
+        if status == "open" and output:
+            self._fail(fields["output"], f"{field}.output", "an open call never got a result: drop output")
+        if status in ("ok", "error") and "output" not in fields:
+            self._fail(node, f"{field}.output", f"a finished call ({status}) needs its output")
+        if len(self.errors) > before or name is None or status is None:
+            return None
+        return ToolEventSpec(name=name, arguments=arguments or "", status=status, output=output or "")  # type: ignore[arg-type]
+
+    def _text(self, node: yaml.Node, field: str) -> str | None:
+        """A string that may be empty (tool arguments and output)."""
+        ok, value = self._value(node, field)
+        if ok and not isinstance(value, str):
+            self._fail(node, field, f"expected a string, got {type(value).__name__} {value!r} (quote it)")
+            return None
+        return value if ok else None
 
     def _forget(self, node: yaml.Node, field: str) -> ForgetSpec | None:
         fields = self._mapping(node, field, _FORGET_FIELDS)

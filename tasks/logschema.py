@@ -193,6 +193,18 @@ class ToolCall(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ToolEventRecord(Record):
+    TYPE: ClassVar[str] = "tool_event"
+    DOC: ClassVar[str] = "a scripted tool call of the task's agent (tasks' `tool_events`), shown to the arm"
+    session_index: int
+    turn_index: int
+    name: str  # the tool
+    arguments: str = ""
+    status: str  # ok | error | open (never answered)
+    output: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ProbeRecord(Record):
     TYPE: ClassVar[str] = "probe"
     DOC: ClassVar[str] = "a scored question"
@@ -244,6 +256,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
         InjectionRecord,
         ModelCall,
         ToolCall,
+        ToolEventRecord,
         ProbeRecord,
         SessionEnd,
         TaskEnd,

@@ -12,6 +12,7 @@ from typing import Literal
 Group = Literal["helpful", "harmful", "mixed"]
 AgentRole = Literal["main", "sub"]
 SourceKind = Literal["user", "tool", "auto"]
+ToolStatus = Literal["ok", "error", "open"]
 Classification = Literal["correct", "stale", "poisoned", "abstained", "wrong"]
 CLASSIFICATIONS: tuple[Classification, ...] = ("correct", "stale", "poisoned", "abstained", "wrong")
 
@@ -34,6 +35,17 @@ class ForgetSpec:
     tags: tuple[str, ...] = ()
     query: str | None = None
     key: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolEventSpec:
+    """A tool call the agent made during a turn (before its answer), with its outcome: `ok` and `error`
+    calls carry their output; an `open` call never got a result (an unpaired call)."""
+
+    name: str  # the tool, e.g. "shell"; consecutive calls of one name share a signature (seed 002)
+    arguments: str = ""  # the call's arguments as the agent wrote them, e.g. "pnpm install"
+    status: ToolStatus = "ok"
+    output: str = ""  # what the tool answered (an error message for `error`; "" for `open`)
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,7 @@ class Turn:
     remember: tuple[RememberSpec, ...] = ()
     forget: tuple[ForgetSpec, ...] = ()
     probe: ProbeSpec | None = None
+    tool_events: tuple[ToolEventSpec, ...] = ()  # the agent's tool calls in this turn, in order
 
 
 @dataclass(frozen=True)

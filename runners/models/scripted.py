@@ -12,11 +12,19 @@ strategy:
   `written <duration> ago`; when no candidate sits on a dated line, the value mentioned latest in the prompt.
 
 When no candidate is present it abstains ("I don't know."). Non-probe turns get a short acknowledgement.
+
+`scripted:tools` (`scripted:tools-first|last|newest`) is the tool-using variant: when the call offers tools
+and no candidate is in its prompt, it first calls the arm's recall/search tool (the first offered of
+`RECALL_TOOLS`) with the question — every required string parameter gets the question, a required list of
+strings gets `[question]` — and then answers from the prompt plus the tool's result by the same strategy
+(abstaining when the result holds no candidate either). It calls at most one tool per turn, only on probes.
+Its `calls_tools` attribute tells the arms (option `tools: auto`) to offer their model tools.
 Token counts use `amnesia.tokens.count_tokens` over the message contents (no per-message overhead).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from dataclasses import dataclass
@@ -33,6 +41,9 @@ STRATEGIES: tuple[Strategy, ...] = ("uniform", "first", "last", "newest")
 ABSTAIN_TEXT = "I don't know."
 ACK_TEXT = "OK, noted."
 _WRITTEN_AGO = re.compile(r"written (\d[0-9wdhms]*) ago")
+TOOLS_PREFIX = "tools"
+# The recall/search tool of each arm, in the order the tool-using variant looks for them.
+RECALL_TOOLS = ("recall_from_clues", "memory_search", "amnesia_recall")
 
 
 # History messages recur in every later call of a session (and on every arm), so their counts are memoised.
@@ -93,27 +104,73 @@ _STRATEGY_NOTES: dict[Strategy, str] = {
 
 def catalogue() -> list[tuple[str, str]]:
     """(spec, what it is) for `amnesia-bench list models`."""
-    return [(f"scripted/{strategy}", _STRATEGY_NOTES[strategy]) for strategy in STRATEGIES]
+    plain = [(f"scripted/{strategy}", _STRATEGY_NOTES[strategy]) for strategy in STRATEGIES]
+    tools = [
+        (
+            f"scripted/{TOOLS_PREFIX}" + ("" if strategy == "uniform" else f"-{strategy}"),
+            f"calls the arm's recall tool when its prompt lacks the answer, then {_STRATEGY_NOTES[strategy]}",
+        )
+        for strategy in STRATEGIES
+    ]
+    return plain + tools
 
 
 def from_spec(argument: str | None) -> ScriptedModel:
-    """`scripted` (uniform) or `scripted:<strategy>`."""
-    return ScriptedModel(argument or "uniform")
+    """`scripted` (uniform), `scripted:<strategy>`, `scripted:tools` or `scripted:tools-<strategy>`."""
+    text = argument or "uniform"
+    if text == TOOLS_PREFIX or text.startswith(TOOLS_PREFIX + "-"):
+        return ScriptedModel(text.removeprefix(TOOLS_PREFIX).lstrip("-") or "uniform", use_tools=True)
+    return ScriptedModel(text)
+
+
+def recall_call(request: ModelRequest) -> dict | None:
+    """The tool call the tool-using variant makes for this request, or None: the first offered tool of
+    RECALL_TOOLS, with the question (the last user message) in its required parameters."""
+    offered = {tool["function"]["name"]: tool["function"] for tool in request.tools or ()}
+    name = next((n for n in RECALL_TOOLS if n in offered), None)
+    if name is None:
+        return None
+    question = next(
+        (str(m.get("content") or "") for m in reversed(request.messages) if m.get("role") == "user"), ""
+    )
+    parameters = offered[name].get("parameters", {})
+    arguments = {}
+    for field in parameters.get("required", ()):
+        kind = parameters.get("properties", {}).get(field, {}).get("type")
+        arguments[field] = [question] if kind == "array" else question
+    call_id = f"recall-{request.seed % 10**8}"
+    function = {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}
+    return {"id": call_id, "type": "function", "function": function}
+
+
+def _already_called(request: ModelRequest) -> bool:
+    """Whether this turn already called one of the offered tools (the model's own calls follow the last
+    user message; a task's scripted tool events use other names)."""
+    offered = {tool["function"]["name"] for tool in request.tools or ()}
+    last_user = max((i for i, m in enumerate(request.messages) if m.get("role") == "user"), default=-1)
+    return any(
+        call.get("function", {}).get("name") in offered
+        for m in request.messages[last_user + 1 :]
+        for call in m.get("tool_calls") or ()
+    )
 
 
 class ScriptedModel:
     """Answers from what is in its prompt, by a fixed strategy (see the module docstring)."""
 
-    def __init__(self, strategy: str = "uniform") -> None:
+    def __init__(self, strategy: str = "uniform", *, use_tools: bool = False) -> None:
         if strategy not in STRATEGIES:
-            raise ValueError(
-                f"model: unknown scripted strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}"
-            )
+            choices = ", ".join([*STRATEGIES, TOOLS_PREFIX, *(f"{TOOLS_PREFIX}-{s}" for s in STRATEGIES[1:])])
+            raise ValueError(f"model: unknown scripted strategy {strategy!r}; choose one of {choices}")
         self.strategy: Strategy = strategy  # type: ignore[assignment]
-        self.name = "scripted" if strategy == "uniform" else f"scripted:{strategy}"
+        self.calls_tools = use_tools  # arms with `tools: auto` offer their model tools to this model
+        plain = "scripted" if strategy == "uniform" else f"scripted:{strategy}"
+        suffix = "" if strategy == "uniform" else f"-{strategy}"
+        self.name = f"scripted:{TOOLS_PREFIX}{suffix}" if use_tools else plain
 
     def describe(self) -> dict:
-        return {"adapter": "scripted", "name": self.name, "strategy": self.strategy}
+        described = {"adapter": "scripted", "name": self.name, "strategy": self.strategy}
+        return {**described, "calls_tools": True} if self.calls_tools else described
 
     def answer(self, request: ModelRequest) -> str:
         if not request.is_probe:
@@ -124,6 +181,20 @@ class ScriptedModel:
         return choose(self.strategy, occurrences, request.candidates, request.seed)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        text = self.answer(request)
         prompt_tokens = sum(_message_tokens(str(m.get("content") or "")) for m in request.messages)
+        call = self._tool_call(request)
+        if call is not None:
+            completion = count_tokens(call["function"]["arguments"])
+            return ModelResponse(
+                text="", prompt_tokens=prompt_tokens, completion_tokens=completion, tool_calls=(call,)
+            )
+        text = self.answer(request)
         return ModelResponse(text=text, prompt_tokens=prompt_tokens, completion_tokens=count_tokens(text))
+
+    def _tool_call(self, request: ModelRequest) -> dict | None:
+        """The recall call to make first (tool-using variant, a probe whose answer is not in the prompt)."""
+        if not (self.calls_tools and request.is_probe and request.tools) or _already_called(request):
+            return None
+        if _occurrences(_context_text(request.messages), request.candidates):
+            return None
+        return recall_call(request)

@@ -4,6 +4,7 @@ logs, so that arm tests read like small task scripts."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,8 @@ import pytest
 
 from amnesia.clock import SimulatedClock
 from arms.base import Arm, ArmContext, MemoryContext, SessionInfo
-from tasks.spec import ForgetSpec, RememberSpec
+from runners.replay import tool_event_messages
+from tasks.spec import ForgetSpec, RememberSpec, ToolEventSpec
 
 
 class ArmDriver:
@@ -56,18 +58,31 @@ class ArmDriver:
         *,
         remember: tuple[RememberSpec, ...] = (),
         forget: tuple[ForgetSpec, ...] = (),
+        tool_events: tuple[ToolEventSpec, ...] = (),
         answer: str = "OK.",
     ) -> MemoryContext:
-        """One user turn: its forgets, then its writes, then the memory context and the scripted answer."""
+        """One user turn: its forgets, then its writes, then its tool events, then the memory context and the
+        scripted answer (the history gets the tool messages as the runner builds them)."""
         self.arm.observe_user_turn(user)
         for spec in forget:
             self.arm.forget(spec)
         for spec in remember:
             self.arm.remember(spec)
+        for event in tool_events:
+            self.arm.observe_tool_event(event)
         context = self.arm.memory_context(user, list(self.history))
         self.arm.observe_answer(user, answer, context)
-        self.history += [{"role": "user", "content": user}, {"role": "assistant", "content": answer}]
+        tool_messages = list(tool_event_messages(tool_events, f"event-{len(self.history)}"))
+        self.history += [
+            {"role": "user", "content": user},
+            *tool_messages,
+            {"role": "assistant", "content": answer},
+        ]
         return context
+
+    def tool(self, name: str, **arguments: Any) -> dict[str, Any]:
+        """Call one of the arm's model tools the way the runner's tool loop does; the parsed JSON result."""
+        return json.loads(self.arm.dispatch_tool(name, json.dumps(arguments)))
 
     def end(self) -> None:
         """End the current session."""

@@ -118,6 +118,7 @@ def test_two_phase_forget_plan_is_read_only_then_confirm_verifies(drive, tmp_pat
     assert plan.claim_ids == ("c-0001", "c-0002")  # the keyed claim and its superseding history
     assert plan.quote_edits == ("c-0003",)
     assert any("history" in place for place in plan.places)
+    arm.approve_forget(plan)
     check = arm.confirm_forget(plan)
     assert check.forgotten
     assert list(arm.claims) == ["c-0003"] and arm.claims["c-0003"].quote == REDACTED_QUOTE
@@ -130,7 +131,9 @@ def test_confirm_refuses_a_stale_plan(drive, tmp_path):
     d.start(0)
     d.turn("x", remember=(RememberSpec("Fact alpha.", key="a"),))
     plan = d.arm.plan_forget(ForgetSpec(key="a"))
+    d.arm.approve_forget(plan)
     d.arm.confirm_forget(plan)
+    d.arm.approve_forget(plan)
     with pytest.raises(RuntimeError, match="plan is stale"):
         d.arm.confirm_forget(plan)
 

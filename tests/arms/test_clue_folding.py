@@ -13,8 +13,11 @@ HOUR = 3600.0
 
 @pytest.fixture(scope="module")
 def drive(arm_driver):
-    """`drive(workdir, name="clue-folding", **options)`: an ArmDriver over that arm."""
-    return lambda workdir, name="clue-folding", **options: arm_driver(create_arm(name, options), workdir)
+    """`drive(workdir, name="clue-folding-session-fold", **options)`: an ArmDriver over that arm (by default
+    the variant that folds at session end and injects the recall, so a test reads in two sessions)."""
+    return lambda workdir, name="clue-folding-session-fold", **options: arm_driver(
+        create_arm(name, options), workdir
+    )
 
 
 def long_turn(i: int) -> str:
@@ -80,8 +83,12 @@ def test_clues_live_in_a_wal_sqlite_table(drive, tmp_path):
     assert "lapsang" in keywords
 
 
-def test_session_end_fold_carries_clues_to_the_next_session_and_strict_variant_does_not(drive, tmp_path):
-    for name, recalled in (("clue-folding", True), ("clue-folding-strict", False)):
+def test_session_end_fold_carries_clues_to_the_next_session_and_the_seed_arm_does_not(drive, tmp_path):
+    for name, recalled in (
+        ("clue-folding-session-fold", True),
+        ("clue-folding-strict", False),
+        ("clue-folding", False),
+    ):
         d = drive(tmp_path / name, name)
         d.start(0)
         d.turn("Remember: the verification drink is lapsang.")

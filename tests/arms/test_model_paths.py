@@ -49,13 +49,21 @@ def test_claims_model_judge_decides_supersession(arm_driver, tmp_path):
 
 def test_clue_folding_model_distiller_and_all_or_nothing_on_a_useless_reply(arm_driver, tmp_path):
     good = CannedModel("keywords: lapsang, drink\nsummary: the drink talk")
-    d = arm_driver(create_arm("clue-folding", {"distiller": "model"}), tmp_path / "good", model=good)
+    d = arm_driver(
+        create_arm("clue-folding", {"distiller": "model", "fold_at_session_end": True}),
+        tmp_path / "good",
+        model=good,
+    )
     d.start(0)
     d.turn("The verification drink is lapsang.")
     d.end()
     assert d.of_type("memory_write")[0]["content"].startswith("keywords: lapsang, drink;")
     bad = CannedModel("I cannot help with that.")
-    d = arm_driver(create_arm("clue-folding", {"distiller": "model"}), tmp_path / "bad", model=bad)
+    d = arm_driver(
+        create_arm("clue-folding", {"distiller": "model", "fold_at_session_end": True}),
+        tmp_path / "bad",
+        model=bad,
+    )
     d.start(0)
     d.turn("The verification drink is lapsang.")
     d.end()

@@ -11,7 +11,14 @@ from tasks.load import GROUPS, load_tasks, task_set_hash
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 CATEGORIES = {
-    "helpful": {"preference-continuation", "project-context", "long-task-state", "idle-gap-preference"},
+    "helpful": {
+        "preference-continuation",
+        "project-context",
+        "long-task-state",
+        "idle-gap-preference",
+        "tool-workaround",
+        "open-tool-call",
+    },
     "harmful": {
         "fact-change",
         "fact-reassert",
@@ -19,6 +26,7 @@ CATEGORIES = {
         "expired-constraint",
         "poisoned-memory",
         "subagent-scratch-leak",
+        "tool-workaround-retired",
     },
 }
 
