@@ -334,13 +334,24 @@ def preview(
     ctx: typer.Context,
     budget: Annotated[int | None, typer.Option(min=0, help="Token budget (default: from config).")] = None,
     owner: Annotated[str | None, typer.Option(help="Preview for the main agent in this session.")] = None,
+    query: Annotated[
+        str | None,
+        typer.Option(help="The user's text: ranks the block when injection_order is relevance."),
+    ] = None,
 ) -> None:
-    """Dry run of injection: the block a prompt would get and why each item is in or out (renews nothing)."""
+    """Dry run of injection: the block a prompt would get, why each item is in or out and why it ranks
+    where it does (renews nothing)."""
     state = _state(ctx)
     with state.engine() as engine:
-        plan = engine.preview(budget, owner_id=owner).to_dict()
+        plan = engine.preview(budget, owner_id=owner, query=query).to_dict()
+        ignored = query is not None and plan["query"] is None and engine.config.injection_order == "strength"
     lines = [plan["block"] or f"(nothing to inject, 0/{plan['budget_tokens']} tokens)"]
-    lines += [f"{d['id']}: {d['decision']} ({d['reason']}, {d['tokens']} tokens)" for d in plan["decisions"]]
+    if ignored:
+        lines.append("(--query not used: injection_order is strength; set injection_order: relevance)")
+    lines += [
+        f"{d['rank']}. {d['id']}: {d['decision']} ({d['reason']}, {d['tokens']} tokens) — {d['why']}"
+        for d in plan["decisions"]
+    ]
     lines += [f"pinned but over budget: {item}" for item in plan["pinned_overflow"]]
     state.emit(plan, lines)
 

@@ -27,6 +27,8 @@ RenewOnInject = Literal["full", "used", "none"]
 RENEW_MODES: tuple[str, ...] = get_args(RenewOnInject)
 DecayMode = Literal["forget", "rank"]
 DECAY_MODES: tuple[str, ...] = get_args(DecayMode)
+InjectionOrder = Literal["strength", "relevance"]
+INJECTION_ORDERS: tuple[str, ...] = get_args(InjectionOrder)
 ENV_PREFIX = "AMNESIA_"
 DEFAULT_DB_PATH = "~/.amnesia/memory.db"
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -71,6 +73,8 @@ class Config:
     renew_on_inject: str = (
         "full"  # full (an injection is an access) | used (only what the answer drew on) | none
     )
+    injection_order: str = "strength"  # strength (seed §6.4) | relevance (BM25 to the query + strength)
+    relevance_weight: float = 0.8  # relevance order: score = w * relevance + (1 - w) * strength
     untrusted_max_ttl: float = 86_400.0  # cap on the ttl of source="auto" memories
     lock_timeout: float = 10.0  # SQLite: how long to wait for another process's lock before StoreBusy
     db_path: str = DEFAULT_DB_PATH  # SQLite store location (env AMNESIA_DB also works)
@@ -117,6 +121,15 @@ class Config:
         _require(self.sweep_interval >= 0, "sweep_interval", self.sweep_interval, "must be >= 0")
         _require(
             self.renew_on_inject in RENEW_MODES, "renew_on_inject", self.renew_on_inject, "full|used|none"
+        )
+        _require(
+            self.injection_order in INJECTION_ORDERS,
+            "injection_order",
+            self.injection_order,
+            "expected strength|relevance",
+        )
+        _require(
+            0 <= self.relevance_weight <= 1, "relevance_weight", self.relevance_weight, "must be in [0,1]"
         )
         _require(self.untrusted_max_ttl > 0, "untrusted_max_ttl", self.untrusted_max_ttl, "must be > 0")
         _require(self.lock_timeout > 0, "lock_timeout", self.lock_timeout, "must be > 0")

@@ -277,35 +277,65 @@ class Amnesia:
 
     # ------------------------------------------------------------------ injection
     def _plan(
-        self, budget_tokens: int | None, owner_id: str | None, include_workspace: bool, now: float
-    ) -> tuple[Selection, dict[str, int], int]:
+        self,
+        budget_tokens: int | None,
+        owner_id: str | None,
+        include_workspace: bool,
+        now: float,
+        query: str | None,
+    ) -> tuple[Selection, dict[str, int], int, str | None]:
+        """The selection, what was left out, the budget and the query it was ranked by (None: the strength
+        order — no query, a blank one, or injection_order "strength")."""
         budget = resolve_budget(budget_tokens, self.config.max_injected_tokens)
+        if query is not None and not isinstance(query, str):
+            raise InvalidInput(f"query: expected a string or None, got {type(query).__name__}")
+        ranked_by = query if query and query.strip() and self._index.relevance is not None else None
         strengths, _, _ = self._forget_due(now)  # the budget is checked first: a refused call forgets nothing
-        return *plan_injection(self._index, strengths, budget, owner_id, include_workspace, now), budget
+        selection, excluded = plan_injection(
+            self._index, strengths, budget, owner_id, include_workspace, now, ranked_by
+        )
+        return selection, excluded, budget, ranked_by
 
     def preview(
-        self, budget_tokens: int | None = None, *, owner_id: str | None = None, include_workspace: bool = True
+        self,
+        budget_tokens: int | None = None,
+        *,
+        owner_id: str | None = None,
+        include_workspace: bool = True,
+        query: str | None = None,
     ) -> views.InjectionPlan:
-        """Dry run of select_for_injection: the block and why each candidate was or was not taken. Touches
-        nothing (due memories are still forgotten: expiry holds on every read)."""
+        """Dry run of select_for_injection: the block and why each candidate was or was not taken, and why it
+        ranks where it does. Touches nothing (due memories are still forgotten: expiry holds on every
+        read)."""
         self._sync()
         now = self.clock.now()
-        selection, excluded, budget = self._plan(budget_tokens, owner_id, include_workspace, now)
-        return views.plan_view(selection, budget, excluded, now)
+        selection, excluded, budget, ranked_by = self._plan(
+            budget_tokens, owner_id, include_workspace, now, query
+        )
+        return views.plan_view(selection, budget, excluded, now, ranked_by)
 
     def select_for_injection(
-        self, budget_tokens: int | None = None, *, owner_id: str | None = None, include_workspace: bool = True
+        self,
+        budget_tokens: int | None = None,
+        *,
+        owner_id: str | None = None,
+        include_workspace: bool = True,
+        query: str | None = None,
     ) -> views.Injection:
         """The memory block for one model call: pinned first, then strength desc, then last access desc; whole
-        items only, within the budget; stale memories never. Touches what it injects when renew_on_inject is
-        "full" (the seed's rule: an injection is an access)."""
+        items only, within the budget; stale memories never. With injection_order "relevance", `query` (the
+        user's current message) ranks the unpinned candidates by BM25 relevance combined with strength
+        (`amnesia.relevance`); without one, or in the default "strength" order, it is not used. Touches what
+        it injects when renew_on_inject is "full" (the seed's rule: an injection is an access)."""
         self._sync()
         now = self.clock.now()
-        selection, excluded, budget = self._plan(budget_tokens, owner_id, include_workspace, now)
+        selection, excluded, budget, ranked_by = self._plan(
+            budget_tokens, owner_id, include_workspace, now, query
+        )
         mode = self.config.renew_on_inject
         if mode == "full":
             self._touch_all([candidate.item for candidate in selection.chosen], now, "inject")
-        injection = views.injection_view(selection, budget, excluded, mode, now)
+        injection = views.injection_view(selection, budget, excluded, mode, now, ranked_by is not None)
         self._last_injection = {
             "count": len(selection.chosen),
             "tokens": selection.tokens,

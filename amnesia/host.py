@@ -17,7 +17,6 @@ memories, so its exit forgets nothing. The host drives the clock: the engine's o
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from amnesia.engine import Amnesia
@@ -34,16 +33,12 @@ def inject(
     owner_id: str | None = None,
     include_workspace: bool = True,
 ) -> Injection:
-    """`engine.select_for_injection`, given `query` only when the engine's selection accepts one.
-
-    Today's selection takes no query: the block holds the strongest visible memories whatever the question,
-    so the query is accepted and ignored here (no imitation of relevance ranking). An engine whose
-    `select_for_injection` has a `query` parameter receives it unchanged.
-    """
-    options: dict[str, Any] = {"owner_id": owner_id, "include_workspace": include_workspace}
-    if query is not None and "query" in inspect.signature(engine.select_for_injection).parameters:
-        options["query"] = query
-    return engine.select_for_injection(budget_tokens, **options)
+    """`engine.select_for_injection` for a host: the block for one model step. `query` (the user's
+    current text) ranks the block when the engine's `injection_order` is "relevance"; the strength order
+    ignores it."""
+    return engine.select_for_injection(
+        budget_tokens, owner_id=owner_id, include_workspace=include_workspace, query=query
+    )
 
 
 class AgentSession:
@@ -107,8 +102,8 @@ class AgentSession:
 
     def before_step(self, query: str | None = None, *, budget_tokens: int | None = None) -> str:
         """The memory block for the next model step ("" when nothing is to be injected); what it injects is
-        renewed per `renew_on_inject`. `query` (the user's text) goes to the engine only if its selection
-        takes one (see `inject`); `after_step` also uses it as the question that renewal must not count."""
+        renewed per `renew_on_inject`. `query` (the user's text) ranks the block in the relevance order (see
+        `inject`); `after_step` also uses it as the question that renewal must not count."""
         self._check_open("before_step")
         budget = self.budget_tokens if budget_tokens is None else budget_tokens
         self._injection = inject(

@@ -17,6 +17,7 @@ from amnesia.checks import check_choice, check_query, shown
 from amnesia.columns import ItemColumns
 from amnesia.errors import CapacityExceeded, InvalidInput, NotFound
 from amnesia.item import SCOPES, MemoryItem, normalize_tags
+from amnesia.relevance import RelevanceIndex
 from amnesia.text import matches_query
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ class ItemIndex:
             auto_expire=config.auto_expire, rank_only=not decay.forgets_by_time(config)
         )
         self.bytes = 0  # content bytes of the live items: what max_store_bytes counts
+        # BM25 postings of the live items, kept only for injection_order="relevance" (no cost otherwise).
+        self.relevance = RelevanceIndex() if config.injection_order == "relevance" else None
         for item in items:
             self.add(item)
 
@@ -87,6 +90,8 @@ class ItemIndex:
         if item.key is not None:
             self.ids_by_key.setdefault(item.key, set()).add(item.id)
         self.columns.upsert(item)
+        if previous is None and self.relevance is not None:
+            self.relevance.add(self.columns.slot_of[item.id], item.content)
 
     def remove(self, item_ids: list[str]) -> None:
         """Drop items the store has deleted."""
@@ -96,6 +101,8 @@ class ItemIndex:
         for item in removed:
             if item.key is not None:
                 self.ids_by_key[item.key].discard(item.id)
+            if self.relevance is not None:
+                self.relevance.remove(self.columns.slot_of[item.id], item.content)
         self.columns.remove_many(item_ids)
 
     def at(self, slot: int) -> MemoryItem:

@@ -86,7 +86,8 @@ _INJECTION_ARGUMENTS = (
         name="budget_tokens", description="Token budget of the block (default: the configured one)."
     ),
     types.PromptArgument(
-        name="query", description="The user's text (ignored until the engine ranks the block by query)."
+        name="query",
+        description="The user's current text: ranks the block when injection_order is relevance.",
     ),
 )
 

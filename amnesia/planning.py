@@ -1,6 +1,10 @@
 """Injection planning over an `ItemIndex`: which live memories are candidates for the block, in what order,
 and what each one's line costs — then `selection.fill_budget` takes them greedily.
 
+The order is the strength order (pinned, strength, last access, newest, write order) or, with
+`injection_order: relevance` and a query, the same with the strength replaced by the score of
+`amnesia.relevance.rank`. Either way the candidates are the same: visible, live and not stale.
+
 Only the HEAD_CANDIDATES strongest candidates are sorted up front; the rest rank below all of them, so they
 are looked at only when the budget still has room for one of them (or a pinned one is among them)."""
 
@@ -12,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from amnesia import decay
+from amnesia import decay, relevance
 from amnesia.checks import check_count
 from amnesia.selection import Candidate, Selection, duration_tokens, fill_budget
 
@@ -36,9 +40,11 @@ def plan_injection(
     owner_id: str | None,
     include_workspace: bool,
     now: float,
+    query: str | None = None,
 ) -> tuple[Selection, dict[str, int]]:
     """The selection for one block and what was left out: `{"stale", "invisible", "not_reached"}` counts.
-    `strengths` are the index's current strengths (nothing due may be left in it)."""
+    `strengths` are the index's current strengths (nothing due may be left in it); `query` ranks the
+    candidates when the index keeps relevance postings (injection_order "relevance")."""
     config, columns = index.config, index.columns
     visible = columns.visible(owner_id, include_workspace)
     n = columns.used
@@ -46,22 +52,34 @@ def plan_injection(
     excluded = {"stale": int(stale.sum()), "invisible": len(index) - int(visible.sum())}
     if not config.prompt_section_enabled:
         return fill_budget((), np.zeros(0), budget, now), excluded
-    head, rest = columns.strongest(np.flatnonzero(visible & ~stale), strengths, HEAD_CANDIDATES)
-    ordered = columns.injection_order(head, strengths)  # more than HEAD_CANDIDATES when ties are wide
-    selection = _fill(index, ordered[:HEAD_CANDIDATES], strengths, budget, now)
+    candidates = np.flatnonzero(visible & ~stale)
+    ranking = None
+    if index.relevance is not None and query:
+        ranking = relevance.rank(index.relevance, query, strengths, candidates, config.relevance_weight)
+    keys = strengths if ranking is None else ranking.keys  # what orders the candidates
+    head, rest = columns.strongest(candidates, keys, HEAD_CANDIDATES)
+    ordered = columns.injection_order(head, keys)  # more than HEAD_CANDIDATES when ties are wide
+    selection = _fill(index, ordered[:HEAD_CANDIDATES], strengths, budget, now, ranking)
     later = np.concatenate([ordered[HEAD_CANDIDATES:], rest])
     unsorted = len(later)
     # Later candidates rank below every one walked so far: they matter only if one could still fit.
     if unsorted and (
         selection.remaining >= int(columns.line_tokens[later].min()) + 2 or columns.pinned[later].any()
     ):
-        everything = np.concatenate([ordered, columns.injection_order(rest, strengths)])
-        selection, unsorted = _fill(index, everything, strengths, budget, now), 0
+        everything = np.concatenate([ordered, columns.injection_order(rest, keys)])
+        selection, unsorted = _fill(index, everything, strengths, budget, now, ranking), 0
     excluded["not_reached"] = selection.not_reached + unsorted
     return selection, excluded
 
 
-def _fill(index: ItemIndex, ordered: np.ndarray, strengths: np.ndarray, budget: int, now: float) -> Selection:
+def _fill(
+    index: ItemIndex,
+    ordered: np.ndarray,
+    strengths: np.ndarray,
+    budget: int,
+    now: float,
+    ranking: relevance.Ranking | None,
+) -> Selection:
     """fill_budget over the slots `ordered`, with each line's cost from the columns (nothing rendered)."""
     columns, config = index.columns, index.config
     forget_times = columns.forget_times(config.forgotten_strength, config.decay_k, ordered)
@@ -71,16 +89,23 @@ def _fill(index: ItemIndex, ordered: np.ndarray, strengths: np.ndarray, budget: 
         + duration_tokens(now - columns.created[ordered])
         + np.where(np.isfinite(forget_times), duration_tokens(remaining), 0)
     )
-    return fill_budget(_LazyCandidates(index, ordered, strengths, forget_times), costs, budget, now)
+    candidates = _LazyCandidates(index, ordered, strengths, forget_times, ranking)
+    return fill_budget(candidates, costs, budget, now)
 
 
 class _LazyCandidates(Sequence[Candidate]):
     """Candidates in injection order, built only as far as the budget walk gets (usually a few hundred)."""
 
     def __init__(
-        self, index: ItemIndex, slots: np.ndarray, strengths: np.ndarray, forget_times: np.ndarray
+        self,
+        index: ItemIndex,
+        slots: np.ndarray,
+        strengths: np.ndarray,
+        forget_times: np.ndarray,
+        ranking: relevance.Ranking | None,
     ) -> None:
         self._index, self._slots, self._strengths, self._forget_times = index, slots, strengths, forget_times
+        self._ranking = ranking
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -92,4 +117,9 @@ class _LazyCandidates(Sequence[Candidate]):
         when = float(self._forget_times[index])
         forget_at = None if math.isinf(when) else when
         item = self._index.items[self._index.columns.ids[slot]]  # type: ignore[index]  # inline: hot loop
-        return Candidate(item, float(self._strengths[slot]), forget_at)
+        strength = float(self._strengths[slot])
+        if self._ranking is None or self._index.relevance is None:
+            why = "pinned first" if item.pinned else f"strength {strength:.3f}"
+        else:
+            why = self._ranking.explain(self._index.relevance, slot, strength, item.pinned)
+        return Candidate(item, strength, forget_at, why)

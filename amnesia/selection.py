@@ -1,9 +1,10 @@
 """Filling the injection budget and rendering the memory block (seed 000 §6.4). Pure: no store, no clock.
 
-Candidates arrive in injection order (pinned first, then strength desc, last access desc, newest first, write
-order). Each is taken whole if its line fits what is left of the budget, otherwise skipped and the next one is
-tried; nothing is ever truncated. The budget covers the whole block, header included: a header sized for the
-largest numbers the budget allows is reserved up front, so the rendered block never exceeds the budget.
+Candidates arrive in injection order (pinned first, then strength desc — or the relevance score, see
+`amnesia.relevance` — last access desc, newest first, write order). Each is taken whole if its line fits
+what is left of the budget, otherwise skipped and the next one is tried; nothing is ever truncated. The
+budget covers the whole block, header included: a header sized for the largest numbers the budget allows is
+reserved up front, so the rendered block never exceeds the budget.
 
     AMNESIA MEMORY (2 items, 23/2000 tokens)
     - [m-3f2a9c] fact · written 2d4h ago · expires in 27d20h · The verification drink is oolong.
@@ -34,6 +35,7 @@ class Candidate:
     item: MemoryItem
     strength: float
     forget_at: float | None  # when it will be forgotten untouched (None: never automatically)
+    why: str = ""  # why it ranks where it does (the injection order's reasoning)
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,16 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
             decision = "skipped"
             reason = "pinned: over budget" if item.pinned else "does not fit the remaining budget"
         decisions.append(
-            InjectionDecision(item.id, decision, reason, int(costs[index]), candidate.strength, item.pinned)
+            InjectionDecision(
+                item.id,
+                decision,
+                reason,
+                int(costs[index]),
+                candidate.strength,
+                item.pinned,
+                rank=index + 1,
+                why=candidate.why,
+            )
         )
     block, tokens = _assemble(
         [line for _, line, _ in chosen.values()], sum(n for _, _, n in chosen.values()), budget

@@ -1,14 +1,20 @@
-"""Text matching shared by recall/forget(query) and the `renew_on_inject="used"` overlap rule.
+"""Text matching shared by recall/forget(query) and the `renew_on_inject="used"` overlap rule, and the
+ranking tokeniser of `injection_order="relevance"` (also the rule-based arms' BM25 tokeniser).
 
-Terms are case-folded Latin words and digit runs, plus CJK bigrams (a lone CJK character counts as a term
-only when the text has no bigram). A query matches a memory when the whole query is a substring of it, or
-when every non-stopword query term occurs in it (whole words for Latin, substrings for CJK).
+Matching terms are case-folded Latin words and digit runs, plus CJK bigrams (a lone CJK character counts as a
+term only when the text has no bigram). A query matches a memory when the whole query is a substring of it,
+or when every non-stopword query term occurs in it (whole words for Latin, substrings for CJK).
+
+Ranking terms (`tokenize`) are lowercase Latin words through a conservative suffix stemmer, and CJK
+unigrams followed by adjacent bigrams, so that 记忆 does not match every text that merely contains 记 while a
+one-character query still finds something.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 from amnesia.tokens import _CJK
 
@@ -21,6 +27,9 @@ we were what when where which who why will with would you your about also just n
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 MIN_DISTINCTIVE_WORD = 4
+_PIECE = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+", re.UNICODE)
+# Endings that look like a plural "s" but belong to the stem (class, basis, status, analysis, bus).
+_KEEP_ENDINGS = ("ss", "us", "is", "ous")
 
 
 def words(text: str) -> set[str]:
@@ -78,3 +87,33 @@ def drawn_on(contents: Mapping[str, str], answer: str, question: str | None = No
         if (own - others) & said:
             used.add(name)
     return used
+
+
+@lru_cache(maxsize=1 << 16)  # a vocabulary repeats: most words are stemmed once
+def stem(word: str) -> str:
+    """Strip one conservative suffix: uses→use, studies→study, classes→class, boxes→box; class, basis
+    untouched."""
+    if len(word) <= 3 or not word.isalpha() or word.endswith(_KEEP_ENDINGS):
+        return word
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "zes")):
+        return word[:-2]
+    if word.endswith("s"):
+        return word[:-1]
+    return word
+
+
+def tokenize(text: str, skip: frozenset[str] = frozenset()) -> list[str]:
+    """Ranking terms: stemmed lowercase Latin words (those in `skip` left out, before stemming); CJK
+    unigrams followed by adjacent bigrams."""
+    terms: list[str] = []
+    for piece in _PIECE.findall(text.lower()):
+        if _CJK_RUN.fullmatch(piece):
+            terms.extend(piece)
+            terms.extend(piece[i : i + 2] for i in range(len(piece) - 1))
+        elif piece not in skip:
+            terms.append(stem(piece))
+    return terms

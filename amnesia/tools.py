@@ -169,7 +169,11 @@ TOOLS: list[dict[str, Any]] = [
                 "type": "integer",
                 "minimum": 0,
                 "description": "Default: the configured budget.",
-            }
+            },
+            "query": {
+                "type": "string",
+                "description": "The user's current text: ranks the block when injection_order is relevance.",
+            },
         },
     ),
 ]
@@ -332,7 +336,10 @@ def _restore(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, 
 
 def _preview(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
     plan = engine.preview(
-        args.get("budget_tokens"), owner_id=agent.owner_id, include_workspace=agent.include_workspace
+        args.get("budget_tokens"),
+        owner_id=agent.owner_id,
+        include_workspace=agent.include_workspace,
+        query=args.get("query"),
     )
     return plan.to_dict()
 

@@ -122,6 +122,8 @@ class InjectionDecision(_View):
     tokens: int
     strength: float
     pinned: bool
+    rank: int = 0  # 1-based position in the injection order
+    why: str = ""  # why it ranks there: strength, or relevance score with matched terms (relevance order)
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ class InjectionPlan(_View):
     pinned_overflow: tuple[str, ...]  # pinned items that did not fit the budget
     excluded: dict[str, int] = field(default_factory=dict)  # {"stale": n, "invisible": n}
     at: float = 0.0
+    order: str = "strength"  # the injection order used: strength, or relevance (a query was given)
+    query: str | None = None  # the query it was ranked by (None: none given, or the strength order)
 
 
 @dataclass(frozen=True)
@@ -245,8 +249,10 @@ def plug_detail(item: MemoryItem, now: float, config: Config) -> PlugDetail:
     )
 
 
-def plan_view(selection: Selection, budget: int, excluded: dict[str, int], now: float) -> InjectionPlan:
-    """The preview of a selection: its block and every decision."""
+def plan_view(
+    selection: Selection, budget: int, excluded: dict[str, int], now: float, query: str | None = None
+) -> InjectionPlan:
+    """The preview of a selection: its block and every decision; `query` is the query it was ranked by."""
     return InjectionPlan(
         block=selection.block,
         tokens=selection.tokens,
@@ -256,13 +262,17 @@ def plan_view(selection: Selection, budget: int, excluded: dict[str, int], now: 
         pinned_overflow=selection.pinned_overflow,
         excluded=excluded,
         at=now,
+        order="strength" if query is None else "relevance",
+        query=query,
     )
 
 
 def injection_view(
-    selection: Selection, budget: int, excluded: dict[str, int], mode: str, now: float
+    selection: Selection, budget: int, excluded: dict[str, int], mode: str, now: float, by_relevance: bool
 ) -> Injection:
-    """What a selection put in the prompt, renewed per `mode` (renew_on_inject)."""
+    """What a selection put in the prompt, renewed per `mode` (renew_on_inject); `by_relevance`: ranked by
+    a query (the details then say so; the strength order's details are as they always were)."""
+    order = {"order": "relevance"} if by_relevance else {}
     return Injection(
         block=selection.block,
         tokens=selection.tokens,
@@ -275,5 +285,6 @@ def injection_view(
             "skipped": sum(1 for d in selection.decisions if d.decision == "skipped"),
             "excluded": excluded,
             "pinned_overflow": list(selection.pinned_overflow),
+            **order,
         },
     )

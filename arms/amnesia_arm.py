@@ -6,12 +6,15 @@ no decay, no expiry and no hard deadline — the item's ttl and curve are kept b
 difference between B and C in a run is caused by forgetting alone.
 
 Options: any `amnesia.Config` field (e.g. `default_ttl: 7d`, `renew_on_inject: used`), the short aliases
-`ttl`/`curve`/`k` for `default_ttl`/`default_curve`/`decay_k`, and three arm options:
+`ttl`/`curve`/`k` for `default_ttl`/`default_curve`/`decay_k`, and four arm options:
 - `budget`: token budget of the block for this arm (default: the run's `--budget`);
 - `use_keys`: pass the task's `key` to the engine so a new write supersedes the old one (an oracle: the task
   author names the subject; default off, so supersession is not given away);
 - `tools`: when the model gets the seven `amnesia_*` tools (amnesia.tools) next to the scripted writes:
-  `auto` (default: when the model calls tools, `scripted:tools`), `on`, `off`.
+  `auto` (default: when the model calls tools, `scripted:tools`), `on`, `off`;
+- `query`: what the engine gets as the injection query — `user` (default: the current user message) or
+  `none`. It matters only with `injection_order: relevance` (the `amnesia-relevance` preset); the default
+  strength order does not use it.
 
 Scopes: a memory without an explicit scope is workspace-wide for the main agent and session-scoped for a
 sub-agent. The main agent sees workspace memories plus its current session's; a sub-agent sees only its own
@@ -37,7 +40,8 @@ from tasks.modelapi import Message
 from tasks.spec import ForgetSpec, RememberSpec
 
 _ALIASES = {"ttl": "default_ttl", "curve": "default_curve", "k": "decay_k"}
-_ARM_OPTIONS = {"budget", "use_keys", "tools"}
+_ARM_OPTIONS = {"budget", "use_keys", "tools", "query"}
+QUERY_SOURCES = ("user", "none")
 _CONFIG_FIELDS = {f.name for f in fields(Config)}
 # Engine fields that make no sense inside a replay (a file path, a host sweep timer): not accepted as options.
 _HOST_ONLY = {"db_path", "lock_timeout", "sweep_interval"}
@@ -47,7 +51,7 @@ def _engine_config(options: dict[str, Any], arm: str) -> Config:
     known = (_CONFIG_FIELDS - _HOST_ONLY) | set(_ALIASES) | _ARM_OPTIONS
     unknown = sorted(set(options) - known)
     if unknown:
-        hint = "any amnesia Config field, ttl, curve, k, budget, use_keys, tools"
+        hint = "any amnesia Config field, ttl, curve, k, budget, use_keys, tools, query"
         raise ArmConfigError(f"{arm}: unknown option {unknown[0]!r} ({hint})")
     mapped = {_ALIASES.get(name, name): value for name, value in options.items() if name not in _ARM_OPTIONS}
     return Config.from_mapping(mapped, origin=arm)
@@ -66,6 +70,9 @@ class AmnesiaArm(ArmBase):
         self.budget: int | None = budget
         self.use_keys = bool(options.get("use_keys", False))
         self.tool_mode = check_tool_mode(self.name, options.get("tools", "auto"))
+        self.query_source = options.get("query", "user")
+        if self.query_source not in QUERY_SOURCES:
+            raise ArmConfigError(f"{self.name}: query: expected user|none, got {self.query_source!r}")
         self.engine: Amnesia | None = None
         self.session: SessionInfo | None = None
         self._ids_by_key: dict[str, list[str]] = {}
@@ -74,12 +81,14 @@ class AmnesiaArm(ArmBase):
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
-        """Every engine Config field a replay can use, then the two arm options (aliases: ttl, curve, k)."""
+        """Every engine Config field a replay can use, then the four arm options (aliases: ttl, curve, k)."""
         config = {name: value for name, value in Config().to_dict().items() if name not in _HOST_ONLY}
-        return {**config, "budget": None, "use_keys": False, "tools": "auto"}
+        return {**config, "budget": None, "use_keys": False, "tools": "auto", "query": "user"}
 
     def describe(self) -> dict[str, Any]:
         config = {k: v for k, v in asdict(self.config).items() if k not in _HOST_ONLY}
+        if self.config.injection_order == "strength":  # the seed's order: the relevance knobs do nothing
+            del config["injection_order"], config["relevance_weight"]
         return {
             "arm": self.name,
             "base": "amnesia",
@@ -88,6 +97,7 @@ class AmnesiaArm(ArmBase):
             "budget": self.budget,
             "use_keys": self.use_keys,
             "tools": self.tool_mode,
+            **({} if self.query_source == "user" else {"query": self.query_source}),  # absent at the default
         }
 
     # --- lifecycle -------------------------------------------------------------------------------------
@@ -171,7 +181,10 @@ class AmnesiaArm(ArmBase):
         session = self._session()
         budget = self._ctx().budget_tokens if self.budget is None else self.budget
         injection = self._engine().select_for_injection(
-            budget, owner_id=session.session_id, include_workspace=session.agent == "main"
+            budget,
+            owner_id=session.session_id,
+            include_workspace=session.agent == "main",
+            query=user_text if self.query_source == "user" else None,
         )
         self._last_injection = injection
         return MemoryContext(

@@ -38,12 +38,15 @@ ARMS = LazyRegistry(
 #   by time alone (past its ttl it keeps decaying instead of being deleted).
 # - `amnesia-keep-all-oracle-key` — keep everything (no decay, no expiry) plus supersession by the task's
 #   `key` (`use_keys: true`): what an LLM-judged update ("does this replace that?") achieves at best.
+# - `amnesia-relevance` — the engine's query-aware order (`injection_order: relevance`): the live, non-stale
+#   memories ranked by BM25 relevance to the current user message combined with strength (amnesia.relevance).
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "full-memory": ("amnesia", {"auto_expire": False}),
     "amnesia-hard-ttl": ("amnesia", {"default_curve": "flat", "renew_on_inject": "none"}),
     "amnesia-sliding-ttl": ("amnesia", {"default_curve": "flat", "renew_on_inject": "full"}),
     "amnesia-rank-decay": ("amnesia", {"default_curve": "ebbinghaus", "decay_mode": "rank"}),
     "amnesia-keep-all-oracle-key": ("amnesia", {"auto_expire": False, "use_keys": True}),
+    "amnesia-relevance": ("amnesia", {"injection_order": "relevance"}),
     "claims-oracle-key": ("claims", {"supersession": "key"}),
     # The arm before it followed seed 003 (session-end fold, recall injected before every call); "strict" is
     # that arm without the session-end fold (kept so earlier results stay reproducible by name).

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from arms.registry import VARIANTS, create_arm, resolve
+from tasks.errors import ArmConfigError
 from tasks.spec import RememberSpec
 
 PRESETS = {name: options for name, (base, options) in VARIANTS.items() if name.startswith("amnesia-")}
@@ -48,3 +49,26 @@ def test_keep_all_oracle_key_supersedes_by_key_and_never_expires(arm_driver, tmp
     d.start(30 * DAY)
     block = d.turn("x").block
     assert "oolong" in block and "lapsang" not in block
+
+
+@pytest.mark.parametrize("options", [{}, {"query": "none"}])
+def test_relevance_preset_ranks_by_the_current_user_message(arm_driver, tmp_path, options):
+    """The arm passes the user's message as the query (arm option `query: user`, the default): with room for
+    one line, the memory the question is about is injected, not the newer one; `query: none` gives the
+    strength order."""
+    d = arm_driver(create_arm("amnesia-relevance", options), tmp_path, budget_tokens=60)
+    d.start(0)
+    d.turn("x", remember=(RememberSpec("The standup room is Atlas.", ttl=30 * DAY),))
+    d.end()
+    d.start(DAY)
+    d.turn("x", remember=(RememberSpec("The deploy rota changes every Monday.", ttl=30 * DAY),))
+    d.end()
+    d.start(2 * DAY)
+    context = d.turn("Which standup room do we use?")
+    assert ("Atlas" in context.block) is (options.get("query", "user") == "user")
+    assert context.details.get("order") == ("relevance" if "Atlas" in context.block else None)
+
+
+def test_relevance_arm_option_query_is_checked():
+    with pytest.raises(ArmConfigError, match=r"query: expected user\|none, got 'model'"):
+        create_arm("amnesia-relevance", {"query": "model"})

@@ -110,6 +110,20 @@ def test_pin_key_supersession_and_preview(cli: Cli) -> None:
     assert cli.json("inspect", second["id"])["access_count"] == 0  # preview renews nothing
 
 
+def test_preview_query_ranks_by_relevance_and_explains_each_rank(cli: Cli) -> None:
+    drink = cli.json("remember", "The verification drink is oolong.", "--ttl", "30d")
+    rota = cli.json("remember", "The deploy rota changes every Monday.", "--ttl", "30d")
+    text = cli.ok("preview", "--query", "which drink?")  # the default strength order: the query is not used
+    assert "(--query not used: injection_order is strength" in text
+    assert text.index(rota["id"]) < text.index(drink["id"])
+    cli.env["AMNESIA_INJECTION_ORDER"] = "relevance"
+    plan = cli.json("preview", "--budget", "60", "--query", "which drink?")
+    assert plan["order"] == "relevance" and [item["id"] for item in plan["items"]] == [drink["id"]]
+    lines = cli.ok("preview", "--query", "which drink?").splitlines()
+    assert lines[3].startswith(f"1. {drink['id']}: injected (fits") and "matched: drink" in lines[3]
+    assert lines[4].startswith(f"2. {rota['id']}: injected") and "no query term matched" in lines[4]
+
+
 def test_session_scope_promote_and_unplug(cli: Cli) -> None:
     keep = cli.json(
         "remember", "Root cause: the retry timer.", "--ttl", "1d", "--scope", "session", "--owner", "t1"

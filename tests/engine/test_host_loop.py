@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from amnesia import Amnesia, Config, Injection, InMemoryStore, SimulatedClock, SQLiteStore
+from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock, SQLiteStore
 from amnesia.errors import InvalidInput
 from amnesia.host import AgentSession
 from amnesia.tools import TOOLS
@@ -98,35 +98,17 @@ def test_after_step_reports_the_answer_with_the_query_as_the_question() -> None:
             agent.after_step("again")
 
 
-class QueryAwareEngine(Amnesia):
-    """An engine whose selection takes a query, as a later engine version will."""
-
-    seen: list[str | None]
-
-    def select_for_injection(
-        self,
-        budget_tokens: int | None = None,
-        *,
-        owner_id: str | None = None,
-        include_workspace: bool = True,
-        query: str | None = None,
-    ) -> Injection:
-        self.seen.append(query)
-        return super().select_for_injection(
-            budget_tokens, owner_id=owner_id, include_workspace=include_workspace
-        )
-
-
-def test_the_query_reaches_only_an_engine_that_takes_one() -> None:
-    aware = QueryAwareEngine(store=InMemoryStore(), clock=SimulatedClock(0))
-    aware.seen = []
-    with AgentSession(aware) as agent:
-        agent.before_step(query="which drink?")
-        agent.before_step()
-    assert aware.seen == ["which drink?", None]
-    plain, _ = make_engine()
-    with AgentSession(plain) as agent:  # today's engine: the query is accepted and not passed on
-        assert agent.before_step(query="which drink?") == ""
+@pytest.mark.parametrize("order", ["strength", "relevance"])
+def test_the_query_ranks_the_block_in_the_relevance_order(order: str) -> None:
+    engine, clock = make_engine(injection_order=order, renew_on_inject="none")
+    drink = engine.remember("The verification drink is oolong.", ttl="30d").id
+    clock.advance(86_400)  # the drink memory is now the weakest
+    engine.remember("The deploy rota changes every Monday.", ttl="30d")
+    engine.remember("Lunch with the design team is on Thursday.", ttl="30d")
+    with AgentSession(engine, budget_tokens=60) as agent:  # room for one line
+        block = agent.before_step(query="Which drink should I order?")
+        assert (f"[{drink}]" in block) is (order == "relevance")
+        assert f"[{drink}]" not in agent.before_step()  # no query: the strength order
 
 
 def test_misuse_is_refused_in_one_line() -> None:

@@ -176,6 +176,32 @@ BAD_CALLS = [
 ]
 
 
+def test_the_block_and_the_preview_take_the_query_in_the_relevance_order(tmp_path: Path) -> None:
+    env = server_env(tmp_path, injection_order="relevance", renew_on_inject="none")
+
+    async def scenario() -> None:
+        async with stdio_session(["mcp", "--in-memory"], env) as session:
+            ids = [
+                (await call(session, "amnesia_remember", {"content": text, "ttl": "30d"}))["id"]
+                for text in (
+                    "The verification drink is oolong.",
+                    "The deploy rota changes every Monday.",
+                    "Lunch with the design team is on Thursday.",
+                )
+            ]
+            # one line fits in 60 tokens: the newest memory without a query, the drink with one
+            assert f"[{ids[2]}]" in await read_text(session, "amnesia://memory/block?budget_tokens=60")
+            block = await read_text(session, "amnesia://memory/block?budget_tokens=60&query=which%20drink%3F")
+            assert f"[{ids[0]}]" in block and f"[{ids[2]}]" not in block
+            prompt = await session.get_prompt("amnesia_memory", {"budget_tokens": "60", "query": "drink"})
+            assert f"[{ids[0]}]" in prompt.messages[0].content.text
+            plan = await call(session, "amnesia_preview", {"budget_tokens": 60, "query": "drink"})
+            assert plan["order"] == "relevance" and plan["decisions"][0]["id"] == ids[0]
+            assert "matched: drink" in plan["decisions"][0]["why"]
+
+    run_scenario(scenario)
+
+
 def test_bad_arguments_are_tool_errors_with_the_dispatchers_one_line_message(tmp_path: Path) -> None:
     reference = Amnesia(store=InMemoryStore())
 

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
+from amnesia.relevance import terms
 from amnesia_bench.cli import app
 
 SECRET_EN = "Zebracorn-4471 is the name of the blue staging harbor"
@@ -31,9 +32,16 @@ def _present_anywhere(engine: Amnesia, db: Path, text: str) -> list[str]:
         where.append("database file or WAL")
     if any(text in item.content for item in engine._items.values()):
         where.append("engine cache")
+    queried = engine.preview(query=text).to_dict()
+    del queried["query"]  # the caller's own text, echoed back: everything else must not hold it
     views = [p.to_dict() for p in engine.plugs()] + [engine.status().to_dict(), engine.preview().to_dict()]
-    if text in json.dumps(views, ensure_ascii=False):
+    if text in json.dumps([*views, queried], ensure_ascii=False):
         where.append("views")
+    relevance = engine._index.relevance  # injection_order "relevance": the BM25 postings of the live items
+    others = [item.content for item in engine._items.values() if text not in item.content]
+    live_terms = {term for content in others for term in terms(content)}  # other live items' terms stay
+    if relevance is not None and (set(terms(text)) - live_terms) & set(relevance.postings):
+        where.append("relevance index")
     if text in json.dumps([e.to_dict() for e in engine.audit(limit=None)], ensure_ascii=False):
         where.append("audit")
     return where
@@ -75,26 +83,37 @@ PATHS: dict[str, tuple[Callable[[Amnesia, SimulatedClock, str], None], dict[str,
 }
 
 
+@pytest.mark.parametrize("order", ["strength", "relevance"])
 @pytest.mark.parametrize("secret", [SECRET_EN, SECRET_ZH], ids=["en", "zh"])
 @pytest.mark.parametrize("path", list(PATHS))
-def test_forgotten_content_is_gone_from_every_byte(tmp_path: Path, path: str, secret: str) -> None:
+def test_forgotten_content_is_gone_from_every_byte(
+    tmp_path: Path, path: str, secret: str, order: str
+) -> None:
     forget, options, reason = PATHS[path]
     db, clock = tmp_path / "memory.db", SimulatedClock(1_000.0)
-    engine = _engine(db, clock, max_store_bytes=4_096)
+    engine = _engine(db, clock, max_store_bytes=4_096, injection_order=order)
     for text in FILLER[:20]:
         engine.remember(text, ttl="30d")
     view = engine.remember(secret, **options)  # type: ignore[arg-type]
     for text in FILLER[20:30]:
         engine.remember(text, ttl="30d")
     assert secret.encode("utf-8") in _raw_bytes(db)  # the scan does see content that is stored
+    if order == "relevance":  # the scans do see it in the index and in a query's explanations
+        assert _present_anywhere(engine, db, secret) == [
+            "database file or WAL",
+            "engine cache",
+            "views",
+            "relevance index",
+        ]
     forget(engine, clock, view.id)
     assert engine.inspect(view.id) is None
     assert _present_anywhere(engine, db, secret) == []
     assert [e.reason for e in engine.verify(secret)] == [reason]  # provable by keyed hash, not by content
     engine.close()
     assert secret.encode("utf-8") not in _raw_bytes(db)
-    reopened = _engine(db, clock, max_store_bytes=4_096)
+    reopened = _engine(db, clock, max_store_bytes=4_096, injection_order=order)
     assert _present_anywhere(reopened, db, secret) == []
+    assert sorted(path.name for path in tmp_path.iterdir()) <= ["memory.db", "memory.db-shm", "memory.db-wal"]
 
 
 def test_restorable_mode_keeps_content_in_the_audit_only_until_it_is_pruned(tmp_path: Path) -> None:

@@ -1,0 +1,182 @@
+"""Query-aware injection order (`injection_order: relevance`): an incremental Okapi BM25 index over the live
+items, and the ranking that combines it with strength.
+
+The index holds, per term, the column slots of the live items that contain it and the term's frequency in
+each (two flat arrays, read by numpy without a copy, and a slot -> position map for O(1) removal), and each
+slot's length, for the live items only: `ItemIndex` adds an item when it is written and removes it when the
+store has deleted it, so a forgotten item's terms leave the index in the same step as its row leaves the
+store (a term no live item has any more is dropped with its postings list). Nothing is persisted: the index
+is rebuilt from the store when the engine loads, so there is no index file that could keep forgotten text.
+
+Terms are `amnesia.text.tokenize`'s — stemmed lowercase Latin words and CJK unigrams + bigrams — minus
+English stopwords (`amnesia.text.STOPWORDS`), in documents and queries alike.
+
+Ranking, for one query q over the candidates C (visible, live, not stale):
+
+    bm25(d)  = sum over terms t of q: idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))
+    idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))        N, df, avgdl over every live item
+    rel(d)   = bm25(d) / max over C of bm25                      in [0, 1]; 0 when no query term is in d
+    score(d) = w * rel(d) + (1 - w) * strength(d)                w = relevance_weight (default 0.8)
+
+and the block takes pinned items first, then score descending, then the strength order's tie-breaks (last
+access, newest, write order). A query with no indexed term gives rel = 0 everywhere: the strength order.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from amnesia.text import STOPWORDS, tokenize
+
+K1 = 1.2  # BM25 term-frequency saturation
+B = 0.75  # BM25 length normalisation
+MATCHED_SHOWN = 6  # matched terms named in one explanation
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of a text (documents and queries alike)."""
+    return tokenize(text, STOPWORDS)
+
+
+class Postings:
+    """The live items that contain one term: their slots and the term's frequency in each, in no order."""
+
+    __slots__ = ("counts", "slots", "where")
+
+    def __init__(self) -> None:
+        self.slots = array("q")  # int64, as numpy reads it
+        self.counts = array("d")  # float64: the term's frequency in the item at the same position
+        self.where: dict[int, int] = {}  # slot -> its position in both arrays
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def remove(self, slot: int) -> None:
+        """Drop `slot`: the last entry moves into its place."""
+        position = self.where.pop(slot)
+        last_slot, last_count = self.slots.pop(), self.counts.pop()
+        if position < len(self.slots):
+            self.slots[position], self.counts[position] = last_slot, last_count
+            self.where[last_slot] = position
+
+    def frequencies(self) -> dict[int, int]:
+        """{slot: frequency}: the postings as a plain mapping (order-free, for comparisons)."""
+        return {slot: int(count) for slot, count in zip(self.slots, self.counts, strict=True)}
+
+
+class RelevanceIndex:
+    """BM25 postings over the live items, keyed by their column slot."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.postings: dict[str, Postings] = {}  # term -> the live items that contain it
+        self.lengths = np.zeros(capacity, dtype=np.float64)  # terms per slot (0: free slot)
+        self.documents = 0  # live items indexed
+        self.total_length = 0.0  # sum of their lengths
+
+    def add(self, slot: int, text: str) -> None:
+        """Index a newly written item in `slot` (a slot is added once per item: contents never change)."""
+        counts = Counter(terms(text))
+        postings = self.postings
+        for term, frequency in counts.items():
+            holders = postings.get(term)
+            if holders is None:
+                holders = postings[term] = Postings()
+            # appended in place (no method call): this loop runs for every term of every write
+            holders.where[slot] = len(holders.slots)
+            holders.slots.append(slot)
+            holders.counts.append(frequency)
+        if slot >= len(self.lengths):
+            grown = np.zeros(max(2 * len(self.lengths), slot + 1), dtype=np.float64)
+            grown[: len(self.lengths)] = self.lengths
+            self.lengths = grown
+        length = float(sum(counts.values()))
+        self.lengths[slot] = length
+        self.documents += 1
+        self.total_length += length
+
+    def remove(self, slot: int, text: str) -> None:
+        """Drop the item in `slot` (its text re-tokenised: the index keeps no per-item term list)."""
+        postings = self.postings
+        for term in set(terms(text)):
+            holders = postings[term]
+            holders.remove(slot)
+            if not holders:  # the last live item with this term is gone: so is the term
+                del postings[term]
+        self.documents -= 1
+        self.total_length -= self.lengths[slot]
+        self.lengths[slot] = 0.0
+
+    def bm25(self, query_terms: Iterable[str], size: int) -> np.ndarray:
+        """BM25 of every slot below `size` for the query terms (0 where none occurs)."""
+        scores = np.zeros(size, dtype=np.float64)
+        if not self.documents:
+            return scores
+        average = self.total_length / self.documents or 1.0
+        for term in dict.fromkeys(query_terms):  # a repeated query term counts once, in query order
+            holders = self.postings.get(term)
+            if not holders:
+                continue
+            slots = np.frombuffer(holders.slots, dtype=np.int64)  # views: released when the loop moves on
+            frequency = np.frombuffer(holders.counts, dtype=np.float64)
+            idf = np.log(1.0 + (self.documents - len(holders) + 0.5) / (len(holders) + 0.5))
+            norm = K1 * (1.0 - B + B * self.lengths[slots] / average)
+            scores[slots] += idf * frequency * (K1 + 1.0) / (frequency + norm)
+        return scores
+
+    def matched(self, query_terms: Iterable[str], slot: int) -> list[str]:
+        """The query terms that occur in the item in `slot`."""
+        postings = self.postings
+        return [
+            term for term in dict.fromkeys(query_terms) if term in postings and slot in postings[term].where
+        ]
+
+    def frequencies(self) -> dict[str, dict[int, int]]:
+        """{term: {slot: frequency}} of the whole index (for comparisons and audits; not on a hot path)."""
+        return {term: holders.frequencies() for term, holders in self.postings.items()}
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The relevance order of one selection: `keys` sort the candidates (larger first, pinned aside)."""
+
+    query_terms: tuple[str, ...]
+    bm25: np.ndarray  # per slot
+    best: float  # the largest bm25 among the candidates (0: nothing matched)
+    keys: np.ndarray  # per slot: w * rel + (1 - w) * strength
+    weight: float
+
+    def explain(self, index: RelevanceIndex, slot: int, strength: float, pinned: bool) -> str:
+        """Why this candidate ranks where it does, in one line."""
+        first = "pinned first; " if pinned else ""
+        share = 1.0 - self.weight
+        raw = float(self.bm25[slot])
+        if raw <= 0.0:
+            return (
+                f"{first}no query term matched: score {share:.2f}·strength {strength:.3f} = "
+                f"{float(self.keys[slot]):.3f}"
+            )
+        words = index.matched(self.query_terms, slot)
+        shown = ", ".join(words[:MATCHED_SHOWN]) + (", …" if len(words) > MATCHED_SHOWN else "")
+        return (
+            f"{first}bm25 {raw:.2f} of best {self.best:.2f} (matched: {shown}): score "
+            f"{self.weight:.2f}·{raw / self.best:.3f} + {share:.2f}·strength {strength:.3f} = "
+            f"{float(self.keys[slot]):.3f}"
+        )
+
+
+def rank(
+    index: RelevanceIndex, query: str, strengths: np.ndarray, candidates: np.ndarray, weight: float
+) -> Ranking:
+    """The relevance ranking of `candidates` (slots) for `query`; `strengths` cover every slot."""
+    query_terms = tuple(terms(query))
+    bm25 = index.bm25(query_terms, len(strengths))
+    best = float(bm25[candidates].max()) if len(candidates) else 0.0
+    keys = (1.0 - weight) * strengths
+    if best > 0.0:
+        keys = keys + weight * (bm25 / best)
+    return Ranking(query_terms, bm25, best, keys, weight)

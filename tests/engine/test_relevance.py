@@ -1,0 +1,202 @@
+"""injection_order "relevance": BM25 to the query combined with strength, over the live, non-stale items only;
+pinned first, the budget exact, every rank explained, the index kept equal to the live items, renewal per
+renew_on_inject, and the default strength order untouched by a query."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
+from amnesia.errors import InvalidInput
+from amnesia.relevance import K1, B, RelevanceIndex, terms
+from amnesia.tokens import count_tokens
+
+DAY = 86_400.0
+
+
+def make(**config: object) -> tuple[Amnesia, SimulatedClock]:
+    clock = SimulatedClock(1_000.0)
+    engine = Amnesia(store=InMemoryStore(), config=Config(**config), clock=clock)  # type: ignore[arg-type]
+    return engine, clock
+
+
+def block_ids(block: str) -> list[str]:
+    return [line.split("]")[0][3:] for line in block.splitlines()[1:]]
+
+
+def rebuilt(engine: Amnesia) -> RelevanceIndex:
+    """A fresh index of exactly the engine's live items, in their column slots."""
+    fresh = RelevanceIndex()
+    for item in engine._items.values():
+        fresh.add(engine._index.columns.slot_of[item.id], item.content)
+    return fresh
+
+
+def assert_index_is_the_live_items(engine: Amnesia) -> None:
+    index, fresh = engine._index.relevance, rebuilt(engine)
+    assert index is not None
+    assert index.frequencies() == fresh.frequencies()
+    assert index.documents == fresh.documents == len(engine._items)
+    assert math.isclose(index.total_length, fresh.total_length, abs_tol=1e-9)
+    size = max(len(index.lengths), len(fresh.lengths))  # free slots have length 0 in both
+    padded = [np.pad(lengths, (0, size - len(lengths))) for lengths in (index.lengths, fresh.lengths)]
+    assert np.array_equal(*padded)
+
+
+def test_a_relevant_memory_outranks_stronger_unrelated_ones_and_pinned_stay_first() -> None:
+    engine, clock = make(injection_order="relevance")
+    drink = engine.remember("The verification drink is oolong.", ttl="30d").id
+    clock.advance(5 * DAY)  # the drink memory has decayed; the later ones are at full strength
+    pinned = engine.remember("Answer in French.", kind="preference", pin=True).id
+    fresh = [engine.remember(f"Fresh note {n} about the deploy rota.", ttl="30d").id for n in range(5)]
+    plan = engine.preview(query="Which drink should I order?")
+    assert [d.id for d in plan.decisions][:2] == [pinned, drink]
+    assert plan.order == "relevance" and plan.query == "Which drink should I order?"
+    assert engine.preview().decisions[1].id == fresh[0]  # without a query: the strength order
+    strength_engine, _ = make()
+    for item in engine.plugs():
+        strength_engine.remember(item.content, ttl="30d")
+    assert strength_engine.preview(query="drink").order == "strength"
+
+
+def test_every_rank_is_explained_with_the_documented_score() -> None:
+    engine, clock = make(injection_order="relevance", relevance_weight=0.6)
+    engine.remember("The staging database is db-stage-3.", ttl="30d")
+    engine.remember("Staging deploys happen on Fridays, staging first.", ttl="30d")
+    engine.remember("Lunch is at noon.", ttl="30d")
+    clock.advance(DAY)
+    plan = engine.preview(query="staging database")
+    first, second, third = plan.decisions
+    assert [d.rank for d in plan.decisions] == [1, 2, 3]
+    assert "(matched: staging, database)" in first.why
+    assert "matched: staging" in second.why and "no query term matched" in third.why
+    # score = w * bm25 / best + (1 - w) * strength, as the explanation states it
+    score = float(first.why.rsplit("= ", 1)[1])
+    assert math.isclose(score, 0.6 * 1.0 + 0.4 * first.strength, abs_tol=2e-3)
+    assert float(third.why.rsplit("= ", 1)[1]) == pytest.approx(0.4 * third.strength, abs=2e-3)
+
+
+def test_bm25_matches_the_textbook_formula() -> None:
+    index = RelevanceIndex()
+    texts = ["oolong tea oolong", "green tea", "coffee beans and more coffee"]
+    for slot, text in enumerate(texts):
+        index.add(slot, text)
+    scores = index.bm25(terms("oolong tea"), 3)
+    docs = [terms(text) for text in texts]
+    average = sum(map(len, docs)) / 3
+
+    def expected(doc: list[str]) -> float:
+        total = 0.0
+        for term in ("oolong", "tea"):
+            df = sum(term in d for d in docs)
+            tf = doc.count(term)
+            idf = math.log(1 + (3 - df + 0.5) / (df + 0.5))
+            total += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(doc) / average))
+        return total
+
+    assert scores.tolist() == pytest.approx([expected(doc) for doc in docs])
+    assert scores[2] == 0.0
+
+
+def test_cjk_queries_rank_by_bigrams() -> None:
+    engine, _ = make(injection_order="relevance")
+    engine.remember("部署脚本在这里。", ttl="30d")
+    tea = engine.remember("我最喜欢的茶是乌龙茶。", ttl="30d").id
+    engine.remember("会议改到周五。", ttl="30d")
+    assert engine.preview(query="乌龙茶").decisions[0].id == tea
+    assert "乌龙" in engine.preview(query="乌龙茶").decisions[0].why
+
+
+def test_stale_memories_never_reach_the_block_however_relevant() -> None:
+    engine, clock = make(injection_order="relevance")
+    old = engine.remember("The verification drink is lapsang.", ttl="10d").id
+    clock.advance(5 * DAY)  # ebbinghaus: stale at about 0.4 ttl
+    new = engine.remember("Remember the weekly rota.", ttl="30d").id
+    assert engine.status().counts["stale"] == 1
+    injection = engine.select_for_injection(query="What is the verification drink, lapsang?")
+    assert block_ids(injection.block) == [new]
+    assert engine.preview(query="lapsang").excluded["stale"] == 1
+    assert old not in block_ids(engine.preview(query="lapsang").block)
+
+
+@pytest.mark.parametrize("mode", ["full", "none", "used"])
+def test_renewal_on_injection_follows_renew_on_inject(mode: str) -> None:
+    engine, clock = make(injection_order="relevance", renew_on_inject=mode)
+    drink = engine.remember("The verification drink is oolong.", ttl="30d").id
+    rota = engine.remember("The deploy rota changes weekly.", ttl="30d").id
+    clock.advance(DAY)
+    injection = engine.select_for_injection(query="drink?")
+    touched = {i: engine.inspect(i).last_accessed_at == clock.now() for i in (drink, rota)}  # type: ignore[union-attr]
+    assert touched == {drink: mode == "full", rota: mode == "full"}
+    renewed = engine.report_answer(injection, "It is oolong.", question="drink?")
+    assert renewed == ([drink] if mode == "used" else [])
+
+
+def test_the_query_is_checked_and_blank_queries_use_the_strength_order() -> None:
+    engine, _ = make(injection_order="relevance")
+    engine.remember("The verification drink is oolong.", ttl="30d")
+    with pytest.raises(InvalidInput, match=r"^query: expected a string or None, got int$"):
+        engine.select_for_injection(query=3)  # type: ignore[arg-type]
+    assert engine.preview(query="   ").order == "strength"
+    assert engine.select_for_injection(query="drink").details["order"] == "relevance"
+    assert "order" not in engine.select_for_injection().details
+
+
+texts = st.lists(
+    st.sampled_from(["tea", "oolong", "deploy", "friday", "staging", "北京", "会议", "rota", "alpha", "the"]),
+    min_size=1,
+    max_size=8,
+).map(" ".join)
+operation = st.one_of(
+    st.tuples(st.just("remember"), texts, st.sampled_from([600.0, 3_600.0, DAY]), st.booleans()),
+    st.tuples(st.just("forget"), st.integers(0, 30)),
+    st.tuples(st.just("advance"), st.sampled_from([10.0, 300.0, 3_000.0, 40_000.0])),
+    st.tuples(st.just("select"), texts, st.integers(0, 120)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(operation, max_size=40), st.sampled_from(["full", "none"]))
+def test_relevance_invariants_under_any_history(operations: list[tuple], renew: str) -> None:
+    """Whatever is written, forgotten, decays or is injected: the index equals an index of the live items
+    (nothing forgotten in it), the block holds only live, non-stale items, pinned ones first, within the
+    budget, with the header's count exact."""
+    engine, clock = make(injection_order="relevance", renew_on_inject=renew, max_store_bytes=2_048)
+    written: list[str] = []
+    for op in operations:
+        if op[0] == "remember":
+            written.append(engine.remember(op[1], ttl=None if op[3] else op[2], pin=op[3]).id)
+        elif op[0] == "forget" and written:
+            engine.forget(written[op[1] % len(written)])
+        elif op[0] == "advance":
+            clock.advance(op[1])
+        elif op[0] == "select":
+            plan = engine.preview(op[2], query=op[1])
+            injection = engine.select_for_injection(op[2], query=op[1])
+            assert injection.block == plan.block
+            ids = block_ids(injection.block)
+            assert injection.tokens <= op[2] and injection.tokens == count_tokens(injection.block)
+            pinned = [engine.inspect(i).pinned for i in ids]  # type: ignore[union-attr]
+            assert pinned == sorted(pinned, reverse=True)
+            for item_id in ids:
+                assert engine.inspect(item_id) is not None
+            # stale means below the threshold before this injection renewed it: the plan saw it live
+            assert all(d.strength >= 0.3 or d.pinned for d in plan.decisions if d.decision == "injected")
+        assert_index_is_the_live_items(engine)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(texts, st.sampled_from([600.0, DAY]), st.booleans()), max_size=15), texts)
+def test_the_strength_order_ignores_the_query(memories: list[tuple], query: str) -> None:
+    engine, clock = make()
+    for content, ttl, pin in memories:
+        engine.remember(content, ttl=None if pin else ttl, pin=pin)
+        clock.advance(100)
+    assert engine._index.relevance is None  # nothing is indexed for the default order
+    with_query, without = engine.preview(80, query=query), engine.preview(80)
+    assert with_query == without and with_query.order == "strength" and with_query.query is None
