@@ -82,12 +82,9 @@ def task_lines(path: Path) -> list[str]:
     for group, category in sorted(categories, key=lambda key: (GROUPS.index(key[0]), key[1])):
         key = (group, category)
         lines.append(f"  {group:<9}{category:<{width}}{categories[key]:>6}{probes[key]:>7}")
-    # Probes may name the mechanism they test (an optional field); counted only where one is given.
+    # Probes may name the mechanism they test (optional, "" when absent); counted only where one is given.
     mechanisms = Counter(
-        mechanism
-        for task in tasks
-        for probe in task.probes
-        if (mechanism := getattr(probe, "mechanism", None)) is not None
+        mechanism for task in tasks for probe in task.probes if (mechanism := probe.mechanism)
     )
     if mechanisms:
         lines.append(f"  {'probe mechanism':<{width + 9}}{'':>6}{'probes':>7}")

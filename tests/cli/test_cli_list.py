@@ -59,9 +59,14 @@ def test_models_lists_every_provider_and_each_scripted_spec_resolves() -> None:
     lines = _list("models")
     assert {line.split("/")[0] for line in lines} == set(PROVIDERS.names())
     scripted = [line.split()[0] for line in lines if line.startswith("scripted/")]
-    assert scripted == ["scripted/uniform", "scripted/first", "scripted/last", "scripted/newest"]
+    plain = ["scripted/uniform", "scripted/first", "scripted/last", "scripted/newest"]
+    with_tools = ["scripted/tools", "scripted/tools-first", "scripted/tools-last", "scripted/tools-newest"]
+    assert scripted == plain + with_tools
     for spec in scripted:
-        assert resolve_model(spec).describe()["strategy"] == spec.split("/")[1]
+        described = resolve_model(spec).describe()
+        strategy = spec.split("/")[1].removeprefix("tools").removeprefix("-") or "uniform"
+        assert described["strategy"] == strategy
+        assert described.get("calls_tools", False) is (spec in with_tools)
 
 
 def test_tasks_counts_files_groups_categories_and_probes(
