@@ -10,8 +10,6 @@ from typing import Annotated
 
 import typer
 
-DEFAULT_GATE_METRICS = ["stale_error_rate", "poison_error_rate"]
-
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
@@ -43,11 +41,19 @@ def register(app: typer.Typer) -> None:
         run: Annotated[Path, typer.Argument(help="Run folder (or a summary.csv).")],
         max_: Annotated[list[str] | None, typer.Option("--max", help="metric:arm:group=limit (<=).")] = None,
         min_: Annotated[list[str] | None, typer.Option("--min", help="metric:arm:group=limit (>=).")] = None,
-        baseline: Annotated[Path | None, typer.Option(help="Baseline run folder or summary.csv.")] = None,
-        tolerance: Annotated[float, typer.Option(help="Allowed increase over the baseline.")] = 0.02,
-        metric: Annotated[list[str] | None, typer.Option(help="Metrics compared to the baseline.")] = None,
+        baseline: Annotated[
+            Path | None, typer.Option(help="Baseline run folder, its report folder or its per_task.csv.")
+        ] = None,
+        tolerance: Annotated[
+            float, typer.Option(help="Allowed worsening: rates in absolute terms, tokens relative.")
+        ] = 0.02,
+        metric: Annotated[
+            list[str] | None, typer.Option(help="Metrics compared to the baseline (default: all gated ones).")
+        ] = None,
+        resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
     ) -> None:
-        """CI gate: exit 0 when every limit holds, 1 with one line per violation, 2 on bad input."""
+        """CI gate: exit 0 (one PASS line) when every limit holds and nothing got significantly worse than
+        the baseline on shared tasks, 1 with one FAIL line per violation, 2 on bad input."""
         from reports.gate import check
 
         outcome = check(
@@ -56,10 +62,13 @@ def register(app: typer.Typer) -> None:
             minima=min_ or [],
             baseline=baseline,
             tolerance=tolerance,
-            metrics=metric or DEFAULT_GATE_METRICS,
+            metrics=metric,
+            resamples=resamples,
         )
         for line in [*outcome.notes, *outcome.violations]:
             typer.echo(line)
+        if outcome.passed:
+            typer.echo(outcome.passed)
         raise typer.Exit(code=1 if outcome.violations else 0)
 
     @app.command("compare")

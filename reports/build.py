@@ -6,7 +6,7 @@ place, so a failed report leaves no half-written folder."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,21 @@ import pandas as pd
 
 from reports import evidence, figures, markdown
 from reports.logread import RunData, load_runs
-from reports.metrics import arm_pairs, benefit_share, paired_table, per_task, stale_by_age, summarise
+from reports.metrics import (
+    PROBE_RATES,
+    RATES,
+    UNLABELLED,
+    arm_pairs,
+    benefit_share,
+    bootstrap_tables,
+    coarsen,
+    paired_frame,
+    per_task,
+    per_task_mechanism,
+    rate_columns,
+    stale_by_age,
+    summary_frame,
+)
 from reports.staging import staged_folder
 from reports.stats import DEFAULT_RESAMPLES
 from reports.tooluse import with_tool_calls
@@ -24,7 +38,7 @@ from reports.tooluse import with_tool_calls
 class ReportTables:
     data: RunData
     per_task: pd.DataFrame
-    summary: pd.DataFrame
+    summary: pd.DataFrame  # arm × group; group "all" = overall
     categories: pd.DataFrame
     paired_groups: pd.DataFrame
     paired_categories: pd.DataFrame
@@ -32,6 +46,21 @@ class ReportTables:
     benefit: dict[str, Any]
     evidence: pd.DataFrame  # evidence retention (imported sets; empty otherwise)
     free_text: pd.DataFrame  # token F1 beside value matching (imported sets; empty otherwise)
+    mechanisms: pd.DataFrame = field(default_factory=pd.DataFrame)  # arm × mechanism, probe rates only
+    models: pd.DataFrame = field(default_factory=pd.DataFrame)  # model × arm × group, when several models ran
+    paired_mechanisms: pd.DataFrame = field(default_factory=pd.DataFrame)
+    paired_models: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def paired(self) -> pd.DataFrame:
+        """Every paired table in one frame (paired.csv), with the breakdown it belongs to in `by`."""
+        parts = [
+            self.paired_groups.assign(by="group"),
+            self.paired_categories.assign(by="category"),
+            self.paired_mechanisms.assign(by="mechanism"),
+            self.paired_models.assign(by="model"),
+        ]
+        parts = [p for p in parts if len(p.columns) > 1]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def _as_list(runs: Path | str | Sequence[Path | str]) -> list[Path]:
@@ -41,21 +70,46 @@ def _as_list(runs: Path | str | Sequence[Path | str]) -> list[Path]:
 def compute_tables(
     runs: Path | str | Sequence[Path | str], resamples: int = DEFAULT_RESAMPLES
 ) -> ReportTables:
-    """Every table of a report (summary, categories, per task, paired, benefit, stale-by-age) from runs."""
+    """Every table of a report (summary, categories, mechanisms, models, per task, paired, benefit,
+    stale-by-age) from runs; the task bootstrap weights are drawn once for all of them."""
     data = load_runs(_as_list(runs))
     table = per_task(data)
+    by_mechanism = per_task_mechanism(data)
+    probe_rates = {name: RATES[name] for name in PROBE_RATES}
+    fine = bootstrap_tables(
+        {
+            "tasks": (table, ["model", "arm", "group", "category"], rate_columns(RATES)),
+            "mechanisms": (by_mechanism, ["model", "arm", "mechanism"], rate_columns(probe_rates)),
+        },
+        resamples,
+    )
     pairs = arm_pairs(data.arms)
+    groups = coarsen(fine["tasks"], ["arm", "group"], RATES)
+    categories = coarsen(fine["tasks"], ["arm", "group", "category"], RATES)
+    mechanisms = coarsen(fine["mechanisms"], ["arm", "mechanism"], probe_rates, all_group=False)
+    probes = data.probes.assign(
+        mechanism=data.probes["mechanism"].fillna("").replace("", UNLABELLED),
+        model=data.probes["run"].map({run.index: run.model for run in data.runs}),
+    )
+    several_models = table["model"].nunique() > 1
+    models = coarsen(fine["tasks"], ["model", "arm", "group"], RATES) if several_models else None
     return ReportTables(
         data=data,
         per_task=table,
-        summary=with_tool_calls(summarise(table, ["arm", "group"], resamples), data),
-        categories=summarise(table, ["arm", "group", "category"], resamples),
-        paired_groups=paired_table(data, table, pairs, ["group"], resamples),
-        paired_categories=paired_table(data, table, pairs, ["group", "category"], resamples),
+        summary=with_tool_calls(summary_frame(groups), data),
+        categories=summary_frame(categories),
+        paired_groups=paired_frame(groups, pairs, probes, resamples=resamples),
+        paired_categories=paired_frame(categories, pairs, probes, resamples=resamples),
         stale_by_age=stale_by_age(data, resamples),
-        benefit=benefit_share(table, markdown.AMNESIA, markdown.FULL, markdown.NONE, "helpful", resamples),
+        benefit=benefit_share(groups, markdown.AMNESIA, markdown.FULL, markdown.NONE, "helpful"),
         evidence=evidence.evidence_table(data, resamples),
         free_text=evidence.free_text_table(data, resamples),
+        mechanisms=summary_frame(mechanisms),
+        models=summary_frame(models) if models is not None else pd.DataFrame(),
+        paired_mechanisms=paired_frame(mechanisms, pairs, probes, resamples=resamples),
+        paired_models=paired_frame(models, pairs, probes, resamples=resamples)
+        if models is not None
+        else pd.DataFrame(),
     )
 
 
@@ -99,20 +153,13 @@ def build_report(
         tables.summary.to_csv(staging / "summary.csv", index=False)
         tables.categories.to_csv(staging / "categories.csv", index=False)
         tables.per_task.to_csv(staging / "per_task.csv", index=False)
-        pd.concat([tables.paired_groups, tables.paired_categories]).to_csv(
-            staging / "paired.csv", index=False
-        )
+        tables.paired().to_csv(staging / "paired.csv", index=False)
+        if not tables.mechanisms.empty:
+            tables.mechanisms.to_csv(staging / "mechanisms.csv", index=False)
+        if not tables.models.empty:
+            tables.models.to_csv(staging / "models.csv", index=False)
         tables.stale_by_age.to_csv(staging / "stale_by_age.csv", index=False)
-        text = markdown.render(
-            tables.data,
-            tables.summary,
-            tables.categories,
-            tables.paired_groups,
-            tables.paired_categories,
-            tables.benefit,
-            names,
-            resamples,
-        )
+        text = markdown.render(tables, names, resamples)
         if not tables.evidence.empty:
             tables.evidence.to_csv(staging / "evidence.csv", index=False)
         if not tables.free_text.empty:

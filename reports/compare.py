@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 
 from reports.build import compute_tables
-from reports.metrics import PAIRED_METRICS, RATES, with_all_group
-from reports.stats import DEFAULT_RESAMPLES, paired_difference
+from reports.metrics import paired_between
+from reports.stats import DEFAULT_RESAMPLES
+from reports.wording import number, unit, verdict
 
 SHOWN = ("success_rate", "stale_error_rate", "poison_error_rate", "context_tokens")
 
@@ -21,26 +22,6 @@ SHOWN = ("success_rate", "stale_error_rate", "poison_error_rate", "context_token
 class CompareResult:
     table: pd.DataFrame
     markdown: str
-
-
-def _paired(table_a: pd.DataFrame, table_b: pd.DataFrame, resamples: int) -> pd.DataFrame:
-    key = ["arm", "group", "task_id", "run"]
-    a_all = with_all_group(table_a).set_index(key)
-    b_all = with_all_group(table_b).set_index(key)
-    shared = a_all.index.intersection(b_all.index)
-    rows = []
-    for (arm, group), _ in pd.DataFrame(index=shared).groupby(level=["arm", "group"], sort=False):
-        cell = [k for k in shared if k[0] == arm and k[1] == group]
-        a, b = a_all.loc[cell], b_all.loc[cell]
-        for metric in (*PAIRED_METRICS, "context_tokens"):
-            num, den = RATES[metric]
-            if a[den].sum() == 0:
-                continue
-            diff = paired_difference(b[num], b[den], a[num], a[den], resamples)
-            rows.append({"arm": arm, "group": group, "metric": metric, "diff_b_minus_a": diff.diff,
-                         "diff_lo": diff.lo, "diff_hi": diff.hi, "p_value": diff.p_value,
-                         "tasks": diff.clusters})  # fmt: skip
-    return pd.DataFrame(rows)
 
 
 def _fmt(value: float, metric: str) -> str:
@@ -55,7 +36,8 @@ def compare_runs(
     tables_a = compute_tables(run_a, resamples)
     tables_b = compute_tables(run_b, resamples)
     side = tables_a.summary.merge(tables_b.summary, on=["arm", "group"], suffixes=("_a", "_b"), how="outer")
-    paired = _paired(tables_a.per_task, tables_b.per_task, resamples)
+    paired = paired_between(tables_a.per_task, tables_b.per_task, resamples=resamples)
+    paired = paired.rename(columns={"diff": "diff_b_minus_a"})
     lines = [f"# Compare A = `{run_a}` vs B = `{run_b}`", ""]
     header = ["arm", "group", *(f"{m} A → B" for m in SHOWN)]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -63,16 +45,23 @@ def compare_runs(
         cells = [row["arm"], row["group"]]
         cells += [f"{_fmt(row[f'{m}_a'], m)} → {_fmt(row[f'{m}_b'], m)}" for m in SHOWN]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Paired differences B − A on shared tasks (95% cluster-bootstrap CI, sign-flip p):", ""]
-    lines += ["| arm | group | metric | B − A [95% CI] | p | tasks |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "Paired differences B − A on shared tasks (95% task-clustered bootstrap CI, sign-flip p):",
+        "",
+    ]
+    lines += [
+        "| arm | group | metric | B − A [95% CI] | p | tasks (differ) | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for _, row in paired.iterrows():
         metric = row["metric"]
-        scale, unit = (1.0, " tok") if metric == "context_tokens" else (100.0, " pts")
-        low, high = row["diff_lo"] * scale, row["diff_hi"] * scale
-        diff = f"{row['diff_b_minus_a'] * scale:+.1f}{unit} [{low:+.1f}, {high:+.1f}]"
-        lines.append(
-            f"| {row['arm']} | {row['group']} | {metric} | {diff} | {row['p_value']:.3g} | {row['tasks']} |"
-        )
+        low, high = number(row["diff_lo"], metric), number(row["diff_hi"], metric)
+        diff = f"{number(row['diff_b_minus_a'], metric)} {unit(metric)} [{low}, {high}]"
+        tasks = f"{int(row['tasks'])} ({int(row['tasks_differ'])})"
+        judged = verdict({**row.to_dict(), "diff": row["diff_b_minus_a"]})
+        cells = [row["arm"], row["group"], metric, diff, f"{row['p_value']:.3g}", tasks, judged]
+        lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
     table = side.merge(paired, on=["arm", "group"], how="left") if not paired.empty else side
     if out is not None:

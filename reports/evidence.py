@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 
 from reports.logread import RunData
-from reports.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_weights, ratio_cis
+from reports.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, cluster_keys, ratio_cis
 from tasks.scoring import free_text_score
 
 STATES = ("injected", "stored", "forgotten", "not_stored")
 CELL = ["arm", "budget_tokens", "arm_ttl_policy", "written_ttl_policy", "mechanism"]
-CLUSTER = ["run", "task_id"]
+CLUSTER = ["task_id"]  # a task's runs (seeds, epochs, models) are repeated measures of it
 
 
 def arm_ttl_policy(config: dict[str, Any]) -> str:
@@ -64,8 +64,10 @@ def _cells(
     rows = []
     for cell, part in _with_all(frame).groupby(CELL, sort=True):
         clusters = part.groupby(CLUSTER)[sorted(set(nums + dens))].sum()
-        weights = bootstrap_weights(len(clusters), resamples, DEFAULT_SEED)
-        estimates = ratio_cis(clusters[nums].to_numpy(), clusters[dens].to_numpy(), weights)
+        keys = cluster_keys(clusters.index)
+        estimates = ratio_cis(
+            clusters[nums].to_numpy(), clusters[dens].to_numpy(), keys, resamples, DEFAULT_SEED
+        )
         row: dict[str, Any] = dict(zip(CELL, cell, strict=True))
         row.update({"probes": len(part), "clusters": len(clusters)})
         row.update({name: int(part[name].sum()) for name in totals})

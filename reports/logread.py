@@ -33,6 +33,28 @@ class RunInfo:
     def label(self) -> str:
         return f"{self.path.name} (seed {self.manifest.get('seed')})"
 
+    @property
+    def model(self) -> str:
+        """A short model label from the manifest (e.g. `scripted/uniform`, `gpt-4o-mini`)."""
+        return model_label(self.manifest.get("model", {}))
+
+    @property
+    def replicate(self) -> tuple[Any, ...]:
+        """What makes two runs of one task set repeated measures, not duplicates: model, seed, epoch."""
+        model = json.dumps(self.manifest.get("model", {}), sort_keys=True)
+        return (model, self.manifest.get("seed"), self.manifest.get("epoch", 0))
+
+
+def model_label(described: dict[str, Any]) -> str:
+    """`name/strategy` for the scripted model, else the model's name; `+epochN` for a non-default cache
+    epoch."""
+    if not isinstance(described, dict):
+        return str(described)
+    name = str(described.get("model") or described.get("name") or described.get("adapter") or "model")
+    if described.get("strategy"):
+        name = f"{name}/{described['strategy']}"
+    return f"{name}+epoch{described['cache_epoch']}" if described.get("cache_epoch") else name
+
 
 @dataclass
 class RunData:
@@ -121,7 +143,7 @@ def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict
                     "answer": record["answer"],
                     "classification": record["classification"],
                     "fact_changed_at": record.get("fact_changed_at"),
-                    "mechanism": record.get("mechanism", ""),
+                    "mechanism": record.get("mechanism") or "",
                     "evidence_memories": record.get("evidence_memories"),
                     "gold_answer": record.get("gold_answer"),
                     "tool_calls": tools_per_turn.get((record["session_index"], record["turn_index"]), 0),
@@ -160,7 +182,17 @@ def _tool_calls_per_turn(records: list[dict[str, Any]]) -> dict[tuple[int, int],
 COLUMNS = {
     "calls": ["run", "group", "category", "arm", "task_id", "sim_time", *_CALL_FIELDS],
     "injections": ["run", "group", "category", "arm", "task_id", "sim_time", "tokens", "block", "item_ids"],
-    "probes": ["run", "group", "category", "arm", "task_id", "sim_time", "classification", "fact_changed_at"],
+    "probes": [
+        "run",
+        "group",
+        "category",
+        "arm",
+        "task_id",
+        "sim_time",
+        "classification",
+        "fact_changed_at",
+        "mechanism",
+    ],
     "memory": ["run", "group", "category", "arm", "task_id", "sim_time", "event", "item_id", "reason"],
 }
 
@@ -169,11 +201,40 @@ def _frame(rows: list[dict[str, Any]], family: str) -> pd.DataFrame:
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=COLUMNS[family])
 
 
+def expand_run_dirs(run_dirs: Sequence[Path | str]) -> list[Path]:
+    """Run folders, with a folder that holds no manifest but run folders (`run --seeds/--epochs` writes one
+    run folder per seed and epoch under OUT) replaced by those run folders, in name order."""
+    expanded: list[Path] = []
+    for run_dir in map(Path, run_dirs):
+        children = sorted(p.parent for p in run_dir.glob("*/manifest.json")) if run_dir.is_dir() else []
+        if not (run_dir / "manifest.json").exists() and children:
+            expanded.extend(children)
+        else:
+            expanded.append(run_dir)
+    return expanded
+
+
+def _refuse_duplicates(runs: list[RunInfo]) -> None:
+    """Two runs of the same task set, arms, model, seed and epoch are one measurement counted twice: pooling
+    them would narrow every CI for nothing."""
+    seen: dict[tuple[Any, ...], RunInfo] = {}
+    for run in runs:
+        earlier = seen.setdefault(run.replicate, run)
+        if earlier is not run:
+            _, seed, epoch = run.replicate
+            raise ReportInputError(
+                f"{run.path}: duplicate of {earlier.path} (same task set, arms, model {run.model}, "
+                f"seed {seed}, epoch {epoch}); pool runs of different seeds, epochs or models only"
+            )
+
+
 def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
-    """Load one or more run folders of the same design (same task set and arms) into one RunData."""
+    """Load one or more run folders of the same design (same task set and arms) into one RunData; a folder
+    of run folders stands for its run folders. Duplicate runs are refused (ReportInputError)."""
     if not run_dirs:
         raise ReportInputError("no run folder given")
-    runs = [RunInfo(i, Path(d), read_manifest(Path(d))) for i, d in enumerate(run_dirs)]
+    paths = expand_run_dirs(run_dirs)
+    runs = [RunInfo(i, path, read_manifest(path)) for i, path in enumerate(paths)]
     first = runs[0]
     for run in runs[1:]:
         if run.manifest.get("tasks", {}).get("content_hash") != first.manifest.get("tasks", {}).get(
@@ -182,6 +243,7 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
             raise ReportInputError(f"{run.path}/manifest.json: tasks.content_hash: differs from {first.path}")
         if set(run.manifest.get("arms", {})) != set(first.manifest.get("arms", {})):
             raise ReportInputError(f"{run.path}/manifest.json: arms: differ from {first.path}")
+    _refuse_duplicates(runs)
     families: dict[str, list[dict[str, Any]]] = {"calls": [], "injections": [], "probes": [], "memory": []}
     task_rows: list[dict[str, Any]] = []
     task_specs: dict[str, dict[str, Any]] = {}

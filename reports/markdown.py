@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from reports.coverage import limit_note
 from reports.logread import RunData
-from reports.stats import DEFAULT_RESAMPLES
+from reports.metrics import PROBE_RATES
+from reports.stats import ALPHA, DEFAULT_RESAMPLES, EXACT_UP_TO, MIN_TASKS
 from reports.tooluse import tool_use_line
+from reports.wording import amount, describe_difference, number
+
+if TYPE_CHECKING:
+    from reports.build import ReportTables
 
 AMNESIA, FULL, NONE = "amnesia", "full-memory", "no-memory"
 FIGURES = (
@@ -20,6 +26,7 @@ FIGURES = (
     ("success_vs_tokens", "Success vs. tokens"),
     ("stale_error_vs_age", "Stale-error rate vs. time since the fact changed"),
     ("strength_timeline", "Memory-strength timeline of one task"),
+    ("tradeoff", "Trade-off: stale errors vs false forgetting"),
 )
 SUMMARY_COLUMNS = (
     ("success_rate", "success", True),
@@ -56,65 +63,102 @@ def paired_markdown(paired: pd.DataFrame, keys: list[str]) -> str:
         "metric",
         "difference [95% CI]",
         "p (sign-flip)",
+        "tasks (differ)",
+        "significant",
         "MDE",
         "McNemar b/c, p",
     ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in paired.iterrows():
-        cells = [f"{row['arm']} − {row['reference']}", *(str(row[k]) for k in keys), row["metric"]]
+        metric = row["metric"]
+        cells = [f"{row['arm']} − {row['reference']}", *(str(row[k]) for k in keys), metric]
+        low, high = number(row["diff_lo"], metric), number(row["diff_hi"], metric)
+        mcnemar = "–"
+        if pd.notna(row.get("mcnemar_p")):
+            only_arm, only_ref = int(row["mcnemar_only_arm"]), int(row["mcnemar_only_reference"])
+            mcnemar = f"{only_arm}/{only_ref}, {row['mcnemar_p']:.3g}"
         cells += [
-            f"{row['diff'] * 100:+.1f} pts [{row['diff_lo'] * 100:+.1f}, {row['diff_hi'] * 100:+.1f}]",
+            f"{amount(row['diff'], metric)} [{low}, {high}]",
             f"{row['p_value']:.3g}",
-            f"{row['mde'] * 100:.1f} pts",
-            f"{row['mcnemar_only_arm']}/{row['mcnemar_only_reference']}, {row['mcnemar_p']:.3g}",
+            f"{int(row['tasks'])} ({int(row['tasks_differ'])})",
+            "yes" if row["significant"] else "no",
+            amount(row["mde"], metric, signed=False),
+            mcnemar,
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def _select(paired: pd.DataFrame, metric: str, **cell: str) -> pd.DataFrame:
+def _main_pair(paired: pd.DataFrame) -> tuple[str, str] | None:
+    """The comparison the headline is about: amnesia vs full memory when both ran, else the first pair."""
     if paired.empty:
-        return paired
-    mask = (paired["arm"] == AMNESIA) & (paired["reference"] == FULL) & (paired["metric"] == metric)
+        return None
+    pairs = list(dict.fromkeys(zip(paired["arm"], paired["reference"], strict=True)))
+    return (AMNESIA, FULL) if (AMNESIA, FULL) in pairs else pairs[0]
+
+
+def _rows(paired: pd.DataFrame, pair: tuple[str, str], metric: str, **cell: str) -> pd.DataFrame:
+    mask = (paired["arm"] == pair[0]) & (paired["reference"] == pair[1]) & (paired["metric"] == metric)
     for name, value in cell.items():
         mask &= paired[name] == value
     return paired[mask]
 
 
 def headline(paired_groups: pd.DataFrame, paired_categories: pd.DataFrame) -> str:
-    """One sentence: does amnesia beat full memory on the harmful group at 95%, and where does it not?"""
-    row = _select(paired_groups, "success_rate", group="harmful")
-    if row.empty:
-        return f"No harmful-group comparison of `{AMNESIA}` with `{FULL}` is possible in this run."
-    row = row.iloc[0]
-    beats = row["diff_lo"] > 0
-    cats = _select(paired_categories, "success_rate", group="harmful")
-    losing = sorted(cats.loc[~(cats["diff_lo"] > 0), "category"])
-    where = f" It does not on: {', '.join(losing)}." if losing else " It does on every harmful category."
-    verdict = "beats" if beats else "does not beat"
-    return (
-        f"On the harmful group, `{AMNESIA}` {verdict} `{FULL}` at the 95% level on success rate "
-        f"({row['diff'] * 100:+.1f} pts, 95% CI [{row['diff_lo'] * 100:+.1f}, {row['diff_hi'] * 100:+.1f}], "
-        f"{int(row['tasks'])} tasks).{where}"
+    """The headline sentences, generated from the paired tables only: the main pair's success and stale-error
+    differences on each group and overall, then the categories where the success difference is significant
+    either way, all worded by `wording.describe_difference`."""
+    pair = _main_pair(paired_groups)
+    if pair is None:
+        return "No two arms share tasks in this run: no paired comparison is possible."
+    sentences = []
+    groups = [g for g in dict.fromkeys(paired_groups["group"]) if g != "all"] + ["all"]
+    for group in groups:
+        for metric in ("success_rate", "stale_error_rate"):
+            found = _rows(paired_groups, pair, metric, group=group)
+            if not found.empty:
+                place = "Over all groups" if group == "all" else f"On the {group} group"
+                sentences.append(f"- {place}, {describe_difference(found.iloc[0], *pair)}.")
+    cats = (
+        _rows(paired_categories, pair, "success_rate") if not paired_categories.empty else paired_categories
     )
+    cats = cats[cats["category"] != "all"] if not cats.empty else cats
+    if not cats.empty:
+        up = sorted(cats.loc[cats["significant"] & (cats["diff"] > 0), "category"])
+        down = sorted(cats.loc[cats["significant"] & (cats["diff"] < 0), "category"])
+        none = sorted(cats.loc[~cats["significant"].astype(bool), "category"])
+        parts = [
+            f"{label} on {', '.join(names)}"
+            for label, names in (
+                ("significantly higher", up),
+                ("significantly lower", down),
+                ("no significant difference", none),
+            )
+            if names
+        ]
+        sentences.append(f"- By category (success rate, `{pair[0]}` vs `{pair[1]}`): {'; '.join(parts)}.")
+    return "\n".join(sentences)
 
 
 def power_line(paired_groups: pd.DataFrame) -> str:
-    row = _select(paired_groups, "success_rate", group="all")
+    pair = _main_pair(paired_groups)
+    row = _rows(paired_groups, pair, "success_rate", group="all") if pair else paired_groups
     if row.empty:
-        return "No amnesia/full-memory pair in this run: no power statement."
+        return "No paired comparison in this run: no power statement."
     row = row.iloc[0]
     return (
         f"Power: with {int(row['tasks'])} paired tasks, success-rate differences between "
-        f"`{AMNESIA}` and `{FULL}` "
+        f"`{pair[0]}` and `{pair[1]}` "
         f"smaller than {row['mde'] * 100:.1f} points cannot be reliably detected (80% "
         f"power, two-sided α = 0.05); "
-        "a 'no difference' below that size means nothing."
+        "a 'no significant difference' below that size means nothing."
     )
 
 
-def benefit_line(benefit: dict[str, float]) -> str:
+def benefit_line(benefit: dict[str, float], data: RunData | None = None) -> str:
     if not benefit:
+        if data is not None and {AMNESIA, FULL, NONE} <= set(data.arms):
+            return "Memory benefit needs helpful-group tasks: this run has none."
         return f"Memory benefit needs `{AMNESIA}`, `{FULL}` and `{NONE}` on the same tasks: not available."
     return (
         f"Helpful group: memory benefit (success − success of `{NONE}`) is "
@@ -124,6 +168,13 @@ def benefit_line(benefit: dict[str, float]) -> str:
     )
 
 
+def iso_date(value: Any) -> str:
+    """A manifest time (epoch seconds or an ISO string) as an ISO 8601 UTC date-time."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return datetime.fromtimestamp(value, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(value)
+
+
 def _manifest_section(data: RunData) -> list[str]:
     first = data.runs[0].manifest
     tasks = first.get("tasks", {})
@@ -131,7 +182,8 @@ def _manifest_section(data: RunData) -> list[str]:
     for run in data.runs:
         m = run.manifest
         lines.append(
-            f"- `{run.path.name}`: seed {m.get('seed')}, created {m.get('created_wall')}, "
+            f"- `{run.path.name}`: model `{run.model}`, seed {m.get('seed')}, epoch {m.get('epoch', 0)}, "
+            f"created {iso_date(m.get('created_wall'))}, "
             f"package {m.get('package_version')}, commit {m.get('git_commit')}, budget "
             f"{m.get('budget_tokens')} tokens"
         )
@@ -148,63 +200,88 @@ def _manifest_section(data: RunData) -> list[str]:
     return lines
 
 
-def render(
-    data: RunData,
-    summary: pd.DataFrame,
-    categories: pd.DataFrame,
-    paired_groups: pd.DataFrame,
-    paired_categories: pd.DataFrame,
-    benefit: dict[str, Any],
-    figures: list[str],
-    resamples: int = DEFAULT_RESAMPLES,
-) -> str:
-    clusters = data.tasks[["run", "task_id"]].drop_duplicates()
+PROBE_COLUMNS = tuple(c for c in SUMMARY_COLUMNS if c[0] in PROBE_RATES)
+
+
+def _age_note(by_age: pd.DataFrame) -> str:
+    covered, total = by_age.attrs.get("covered", 0), by_age.attrs.get("stale_probes", 0)
+    if total == covered:
+        return f"The stale-error-by-age figure covers all {total} probes that list stale values."
+    return (
+        f"The stale-error-by-age figure covers {covered} of the {total} probes that list stale values (the "
+        "others have no logged time at which their fact changed); each bin shows its number of probes."
+    )
+
+
+def render(tables: ReportTables, figures: list[str], resamples: int = DEFAULT_RESAMPLES) -> str:
+    """report.md from the report's tables (every sentence about the results is generated from them)."""
+    data = tables.data
+    clusters = data.tasks["task_id"].nunique()
+    replicates = len(data.runs)
     lines = [
         "# Amnesia benchmark report",
         "",
         *limit_note(data),
-        headline(paired_groups, paired_categories),
+        headline(tables.paired_groups, tables.paired_categories),
         "",
-        benefit_line(benefit),
+        benefit_line(tables.benefit, data),
         "",
-        power_line(paired_groups),
+        power_line(tables.paired_groups),
         "",
         "## Methodology",
         "",
-        f"Every arm replayed the same {len(clusters)} task runs (tasks × seeds) on a "
-        f"simulated clock; this report "
-        "reads only the session logs and manifest(s). A probe is a success when classified `correct`; the "
-        "stale-error rate is `stale` probes / probes that list stale values; the poison-error rate likewise; "
-        "false forgetting is helpful-group probes answered `abstained` where a valid answer existed; the "
-        "stale-injection rate (model-independent) is the share of model calls whose injected block asserts a "
-        "probe's stale value after that fact was superseded, forgotten or expired (task "
-        "spec timeline); context "
-        "tokens are the prompt tokens of every model call, per task. Rates are ratios of per-task sums. "
-        f"95% CIs: percentile bootstrap over tasks (clusters; {resamples} resamples, "
-        f"seeded); seeds pool with "
-        "each (seed, task) as a cluster. Paired differences resample the same tasks for "
-        "both arms; p-values come "
-        "from a within-task sign-flip permutation test; McNemar is the exact test on discordant probe pairs "
-        "(b = only the arm correct, c = only the reference correct). MDE = (z₀.₉₇₅ + z₀.₈) × bootstrap SE of "
-        "the difference. Definitions: docs/reports.md.",
+        f"Every arm replayed the same {clusters} tasks ({replicates} run(s): seeds, epochs or models) on a "
+        "simulated clock; this report reads only the session logs and manifest(s). A probe is a success when "
+        "classified `correct`; the stale-error rate is `stale` probes / probes that list stale values; the "
+        "poison-error rate likewise; false forgetting is helpful-group probes answered `abstained` where a "
+        "valid answer existed; the stale-injection rate (model-independent) is the share of model calls "
+        "whose injected block asserts a probe's stale value after that fact was superseded, forgotten or "
+        "expired (task spec timeline); context tokens are the prompt tokens of every model call, per task. "
+        "Rates are ratios of per-task sums. "
+        "95% CIs: percentile bootstrap clustered by task (a Poisson bootstrap, "
+        f"{resamples} resamples, seeded; a task's runs under several seeds, epochs or models are repeated "
+        "measures of one cluster). Paired differences use the same resampled tasks for both sides; p-values "
+        "come from a within-task sign-flip test (exact enumeration when at most "
+        f"{EXACT_UP_TO} tasks differ). A difference is called **significant** only when p < {ALPHA:g}, the "
+        f"95% CI excludes 0 **and** at least {MIN_TASKS} tasks differ; wins and losses are worded alike. "
+        "McNemar is the exact test on the metric's own discordant probe pairs (b = the event for the arm "
+        "only, c = for the reference only). MDE = (z₀.₉₇₅ + z₀.₈) × bootstrap SE of the difference. "
+        "Definitions: docs/reports.md.",
         "",
-        "## Results by arm and group",
+        "## Results by arm and group (`all` = overall)",
         "",
-        table(summary, ["arm", "group"]),
+        table(tables.summary, ["arm", "group"]),
         "",
         tool_use_line(data),
         "",
+    ]
+    if not tables.mechanisms.empty:
+        lines += [
+            "## Results by mechanism",
+            "",
+            table(tables.mechanisms, ["arm", "mechanism"], PROBE_COLUMNS),
+            "",
+        ]
+    if not tables.models.empty:
+        lines += ["## Results by model", "", table(tables.models, ["model", "arm", "group"]), ""]
+    lines += [
         "## Results by category",
         "",
-        table(categories[categories["category"] != "all"], ["arm", "group", "category"], SUMMARY_COLUMNS[:3]),
+        table(
+            tables.categories[tables.categories["category"] != "all"],
+            ["arm", "group", "category"],
+            SUMMARY_COLUMNS[:3],
+        ),
         "",
         "## Paired differences by group",
         "",
-        paired_markdown(paired_groups, ["group"]),
-        "",
-        "## Figures",
+        paired_markdown(tables.paired_groups, ["group"]),
         "",
     ]
+    if not tables.paired_mechanisms.empty:
+        lines += ["## Paired differences by mechanism", "",
+                  paired_markdown(tables.paired_mechanisms, ["mechanism"]), ""]  # fmt: skip
+    lines += ["## Figures", "", _age_note(tables.stale_by_age), ""]
     for name, title in FIGURES:
         if name in figures:
             lines += [f"### {title}", "", f"![{title}](figures/{name}.png)", ""]

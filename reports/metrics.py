@@ -1,28 +1,36 @@
-"""Metrics from a loaded run: per-task counts, then rates per arm × group (× category) with clustered CIs.
+"""Metrics from a loaded run: per-task counts, then rates per cell (arm × group, × category, × mechanism,
+× model) with task-clustered CIs, and paired differences between arms on the same tasks.
 
 Each rate is a ratio of per-task sums (see RATES); per-task means (tokens, steps, wall time) use a denominator
-of one per task. Group "all" pools every group.
+of one per task. Group "all" pools every group. A task is the cluster: the seeds, epochs and models that ran
+it are repeated measures of it. Every cell's CI and every paired difference of one table come from one pass of
+the bootstrap (`CellRates`), since a task gets the same bootstrap weight in every cell.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from reports.logread import RunData
 from reports.staleness import out_of_date_values, stale_values
 from reports.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    bootstrap_weights,
-    mcnemar,
-    paired_difference,
-    ratio_cis,
+    bootstrap_sums,
+    cluster_keys,
+    mcnemar_counts,
+    paired_from_samples,
+    percentile_ci,
+    ratio,
+    sign_flip_p,
 )
 
-CLUSTER = ["run", "task_id"]
+CLUSTER = "task_id"
 # metric -> (numerator column, denominator column) of the per-task table
 RATES: dict[str, tuple[str, str]] = {
     "success_rate": ("correct", "probes"),
@@ -36,10 +44,38 @@ RATES: dict[str, tuple[str, str]] = {
     "steps": ("model_calls", "tasks"),
     "wall_seconds": ("wall_seconds", "tasks"),
 }
-COUNTS = ["tasks", "probes", "stale_probes", "poison_probes", "inject_only_items", "stale_inject_only_items"]
-PAIRED_METRICS = ("success_rate", "stale_error_rate")
+# The rates a probe decides on its own (the only ones a per-mechanism breakdown can give).
+PROBE_RATES = (
+    "success_rate",
+    "stale_error_rate",
+    "poison_error_rate",
+    "abstention_rate",
+    "false_forgetting_rate",
+)
+COUNTS = ["tasks", "probes", "stale_probes", "poison_probes", "ff_eligible", "model_calls",
+          "inject_only_items", "stale_inject_only_items"]  # fmt: skip
+# Metrics compared between arms (and between runs by `compare` and `check`).
+PAIRED_METRICS = (
+    "success_rate",
+    "stale_error_rate",
+    "poison_error_rate",
+    "false_forgetting_rate",
+    "context_tokens",
+)
+# +1: an increase is a worsening (errors, forgetting, tokens); -1: a decrease is (success). The gate checks
+# these.
+WORSE_DIRECTION = {"success_rate": -1, "stale_error_rate": 1, "poison_error_rate": 1,
+                   "false_forgetting_rate": 1, "context_tokens": 1}  # fmt: skip
+# Binary per-probe outcome of each paired probe metric, for McNemar: (rows it is defined on, event).
+PROBE_EVENTS = {
+    "success_rate": ("probe", "correct"),
+    "stale_error_rate": ("stale_probes", "stale_errors"),
+    "poison_error_rate": ("poison_probes", "poison_errors"),
+    "false_forgetting_rate": ("ff_eligible", "false_forgets"),
+}
 AGE_BINS = (0.0, 3600.0, 86400.0, 7 * 86400.0, 30 * 86400.0, np.inf)
 AGE_LABELS = ("<1h", "1h-1d", "1d-7d", "7d-30d", ">=30d")
+UNLABELLED = "unlabelled"  # probes whose `mechanism` is ""
 
 
 def flag_stale_injections(data: RunData) -> pd.Series:
@@ -50,7 +86,7 @@ def flag_stale_injections(data: RunData) -> pd.Series:
     turn = ["run", "arm", "task_id", "session_index", "turn_index"]
     blocks = data.injections.set_index(turn)["block"].to_dict() if not data.injections.empty else {}
     flags = [
-        bool(out_of_date_values(blocks.get(key, ""), values[key[2]], t))
+        bool(values[key[2]] and out_of_date_values(blocks.get(key, ""), values[key[2]], t))
         for key, t in zip(
             data.calls[turn].itertuples(index=False, name=None), data.calls["sim_time"], strict=True
         )
@@ -62,9 +98,9 @@ def inject_only_items(data: RunData) -> pd.DataFrame:
     """Items whose every touch was an injection (kept alive only by being shown), and whether such an item was
     out of date at one of those touches. One row per item."""
     memory = data.memory
-    if memory.empty or not (memory["event"] == "touch").any():
-        return pd.DataFrame(columns=[*CLUSTER, "arm", "item_id", "stale"])
     key = ["run", "arm", "task_id", "item_id"]
+    if memory.empty or not (memory["event"] == "touch").any():
+        return pd.DataFrame(columns=[*key, "stale"])
     touches = memory[memory["event"] == "touch"]
     by_item = touches.groupby(key).agg(reasons=("reason", set), times=("sim_time", list))
     only = by_item[by_item["reasons"].apply(lambda r: r == {"inject"})]
@@ -78,14 +114,14 @@ def inject_only_items(data: RunData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*key, "stale"])
 
 
-def per_task(data: RunData) -> pd.DataFrame:
-    """One row per (run, arm, task) with the counts every metric is built from."""
-    probes = data.probes.copy()
+def probe_flags(probes: pd.DataFrame) -> pd.DataFrame:
+    """`probes` with one boolean column per count a metric is built from (correct, stale_probes, ...)."""
     cls = probes["classification"]
     has_stale = probes["stale"].apply(len) > 0 if len(probes) else pd.Series([], dtype=bool)
     has_poison = probes["poison"].apply(len) > 0 if len(probes) else pd.Series([], dtype=bool)
     eligible = (probes["group"] == "helpful") & ~probes["abstain"].astype(bool) if len(probes) else has_stale
-    probes = probes.assign(
+    return probes.assign(
+        probe=True,
         correct=cls == "correct",
         stale_probes=has_stale,
         stale_errors=has_stale & (cls == "stale"),
@@ -95,9 +131,22 @@ def per_task(data: RunData) -> pd.DataFrame:
         ff_eligible=eligible,
         false_forgets=eligible & (cls == "abstained"),
     )
+
+
+_PROBE_COUNTS = ["correct", "stale_probes", "stale_errors", "poison_probes", "poison_errors", "abstained",
+                 "ff_eligible", "false_forgets"]  # fmt: skip
+_LABELS = ("group", "category", "lang", "model")
+
+
+def _run_models(data: RunData) -> dict[int, str]:
+    return {run.index: run.model for run in data.runs}
+
+
+def per_task(data: RunData) -> pd.DataFrame:
+    """One row per (run, arm, task) with the counts every metric is built from (and the run's model)."""
+    probes = probe_flags(data.probes)
     key = ["run", "arm", "task_id"]
-    flags = ["correct", "stale_probes", "stale_errors", "poison_probes", "poison_errors", "abstained"]
-    probe_counts = probes.groupby(key)[[*flags, "ff_eligible", "false_forgets"]].sum()
+    probe_counts = probes.groupby(key)[_PROBE_COUNTS].sum()
     calls = data.calls.assign(stale_injection_calls=flag_stale_injections(data))
     call_counts = calls.groupby(key).agg(
         context_tokens=("prompt_tokens", "sum"), stale_injection_calls=("stale_injection_calls", "sum")
@@ -107,60 +156,190 @@ def per_task(data: RunData) -> pd.DataFrame:
     kept = items.groupby(key).agg(
         inject_only_items=("stale", "size"), stale_inject_only_items=("stale", "sum")
     )
-    table = data.tasks.set_index(key)[["group", "category", "lang", "probes", "model_calls", "wall_seconds"]]
+    tasks = data.tasks.assign(model=data.tasks["run"].map(_run_models(data)))
+    table = tasks.set_index(key)[
+        ["group", "category", "lang", "model", "probes", "model_calls", "wall_seconds"]
+    ]
     table = table.join(probe_counts).join(call_counts).join(injected).join(kept)
-    table = table.fillna({c: 0 for c in table.columns if c not in ("group", "category", "lang")})
+    table = table.fillna({c: 0 for c in table.columns if c not in _LABELS})
     table["tasks"] = 1
-    numeric = [c for c in table.columns if c not in ("group", "category", "lang")]
+    numeric = [c for c in table.columns if c not in _LABELS]
     table[numeric] = table[numeric].astype(float)
     return table.reset_index()
+
+
+def per_task_mechanism(data: RunData) -> pd.DataFrame:
+    """One row per (run, arm, task, mechanism) with the probe counts (probes without a mechanism label are
+    `unlabelled`); only the probe rates (PROBE_RATES) are defined on it."""
+    probes = probe_flags(data.probes)
+    if "mechanism" not in probes.columns:
+        probes = probes.assign(mechanism="")
+    probes = probes.assign(
+        mechanism=probes["mechanism"].fillna("").replace("", UNLABELLED),
+        model=probes["run"].map(_run_models(data)),
+    )
+    key = ["run", "arm", "task_id", "group", "category", "model", "mechanism"]
+    table = probes.groupby(key)[["probe", *_PROBE_COUNTS]].sum().astype(float)
+    return table.rename(columns={"probe": "probes"}).assign(tasks=1.0).reset_index()
 
 
 def with_all_group(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([table, table.assign(group="all", category="all")], ignore_index=True)
 
 
-def summarise(
-    table: pd.DataFrame,
-    by: list[str],
+def _factorize(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Each row's cell number and the cells (key columns), in order of first appearance."""
+    if frame.empty:
+        return np.array([], dtype=int), pd.DataFrame(columns=keys)
+    codes = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    cells = frame[keys].drop_duplicates().reset_index(drop=True)
+    return codes, cells
+
+
+@dataclass
+class Fine:
+    """Bootstrap sums of a table's count columns in its finest cells (one pass of the shared bootstrap)."""
+
+    frame: pd.DataFrame  # the per-task table
+    keys: list[str]  # the finest cell keys
+    columns: list[str]  # the count columns summed
+    cells: pd.DataFrame  # one row per finest cell: keys + count sums
+    totals: np.ndarray  # (cells × columns) point sums
+    sums: np.ndarray  # (resamples × cells × columns) resampled sums
+
+
+def bootstrap_tables(
+    tables: dict[str, tuple[pd.DataFrame, list[str], list[str]]],
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+) -> dict[str, Fine]:
+    """name -> (per-task table, finest cell keys, count columns): every table's cells resampled with the same
+    task weights, drawn once for all of them (one sparse matrix, one pass of `stats.bootstrap_sums`)."""
+    task_ids = pd.Index(
+        pd.unique(np.concatenate([frame[CLUSTER].to_numpy(dtype=object) for frame, _, _ in tables.values()]))
+    )
+    blocks, layout = [], []
+    offset = 0
+    for frame, keys, columns in tables.values():
+        width = len(columns)
+        codes, cell_frame = _factorize(frame, keys)
+        rows = np.repeat(task_ids.get_indexer(frame[CLUSTER]), width)
+        cols = (np.asarray(codes)[:, None] * width + np.arange(width)[None, :]).ravel()
+        values = frame[columns].to_numpy(dtype=float).ravel()
+        shape = (len(task_ids), len(cell_frame) * width)
+        blocks.append(sparse.csr_matrix((values, (rows, cols)), shape=shape))
+        layout.append((offset, cell_frame, codes))
+        offset += shape[1]
+    matrix = sparse.hstack(blocks, format="csr") if blocks else sparse.csr_matrix((len(task_ids), 0))
+    sums = bootstrap_sums(cluster_keys(task_ids), matrix, resamples, seed)
+    totals = np.asarray(matrix.sum(axis=0)).ravel()
+    found = {}
+    for (name, (frame, keys, columns)), (start, cell_frame, _) in zip(tables.items(), layout, strict=True):
+        width, count = len(columns), len(cell_frame)
+        stop = start + count * width
+        counts = [c for c in dict.fromkeys(("probes", *COUNTS)) if c in frame.columns]
+        if len(frame) and counts:
+            cell_frame = cell_frame.join(frame.groupby(keys, sort=False)[counts].sum(), on=keys)
+        found[name] = Fine(
+            frame, keys, columns, cell_frame, totals[start:stop].reshape(count, width),
+            sums[:, start:stop].reshape(resamples, count, width),
+        )  # fmt: skip
+    return found
+
+
+@dataclass
+class CellRates:
+    """Rates of every cell of a breakdown (one row of `cells` per cell) with their bootstrap resamples."""
+
+    by: list[str]
+    cells: pd.DataFrame  # the `by` columns + counts, one row per cell
+    point: dict[str, np.ndarray]  # metric -> (cells,)
+    samples: dict[str, np.ndarray]  # metric -> (resamples × cells)
+    wide: pd.DataFrame  # per-task sums: index (other `by` keys..., task_id), columns (count column, arm)
+
+    def index(self, **cell: Any) -> int | None:
+        """The position of the cell with these key values, or None."""
+        mask = np.ones(len(self.cells), dtype=bool)
+        for name, value in cell.items():
+            mask &= (self.cells[name] == value).to_numpy()
+        found = np.flatnonzero(mask)
+        return int(found[0]) if len(found) else None
+
+
+def coarsen(
+    fine: Fine, by: list[str], metrics: dict[str, tuple[str, str]], all_group: bool = True
+) -> CellRates:
+    """Rates per cell of `by` (a subset of the finest keys), group "all" added when `by` has group and
+    `all_group`: cells are sums of finest cells, so their resamples are sums of the finest resamples."""
+    cells = fine.cells.assign(_fine=np.arange(len(fine.cells)))
+    if all_group and "group" in by:
+        everything = cells.assign(group="all", **({"category": "all"} if "category" in cells else {}))
+        cells = pd.concat([cells, everything], ignore_index=True)
+    codes, coarse_frame = _factorize(cells, by)
+    mapping = sparse.csr_matrix(
+        (np.ones(len(cells)), (cells["_fine"].to_numpy(dtype=int), np.asarray(codes))),
+        shape=(len(fine.cells), len(coarse_frame)),
+    )
+    width = len(fine.columns)
+    resamples = fine.sums.shape[0]
+    flat = fine.sums.transpose(0, 2, 1).reshape(resamples * width, len(fine.cells))
+    sums = np.asarray((mapping.T @ flat.T).T).reshape(resamples, width, -1).transpose(0, 2, 1)
+    totals = np.asarray(mapping.T @ fine.totals)
+    position = {c: i for i, c in enumerate(fine.columns)}
+    point, samples = {}, {}
+    for name, (num, den) in metrics.items():
+        point[name] = ratio(totals[:, position[num]], totals[:, position[den]])
+        samples[name] = ratio(sums[:, :, position[num]], sums[:, :, position[den]])
+    counts = [c for c in cells.columns if c not in (*fine.keys, "_fine")]
+    if counts and len(cells):
+        coarse_frame = coarse_frame.join(cells.groupby(by, sort=False)[counts].sum(), on=by)
+    frame = with_all_group(fine.frame) if all_group and "group" in by else fine.frame
+    others = [k for k in by if k != "arm"]
+    wide = (
+        frame.groupby([*others, CLUSTER, "arm"], sort=False)[fine.columns].sum().unstack("arm")
+        if len(frame) and "arm" in by
+        else pd.DataFrame()
+    )
+    return CellRates(by, coarse_frame, point, samples, wide)
+
+
+def rate_columns(metrics: dict[str, tuple[str, str]]) -> list[str]:
+    """The count columns the metrics are ratios of."""
+    return list(dict.fromkeys(c for pair in metrics.values() for c in pair))
+
+
+def cell_rates(
+    table: pd.DataFrame,
+    by: list[str],
+    metrics: dict[str, tuple[str, str]] | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    all_group: bool = True,
+) -> CellRates:
+    """Rates per cell of `by` of one table (group "all" added when `by` has group and `all_group`), each
+    with its task-clustered bootstrap resamples."""
+    metrics = metrics if metrics is not None else RATES
+    fine = bootstrap_tables({"table": (table, by, rate_columns(metrics))}, resamples, seed)["table"]
+    return coarsen(fine, by, metrics, all_group)
+
+
+def summary_frame(rates: CellRates) -> pd.DataFrame:
+    """Tidy rates with `_lo`/`_hi` 95% CIs, one row per cell."""
+    frame = rates.cells.copy()
+    for name in rates.point:
+        lo, hi = percentile_ci(rates.samples[name])
+        frame[name], frame[f"{name}_lo"], frame[f"{name}_hi"] = rates.point[name], lo, hi
+    for count in ("probes", *COUNTS):
+        if count in frame.columns:
+            frame[count] = frame[count].astype(int)
+    return frame
+
+
+def summarise(
+    table: pd.DataFrame, by: list[str], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> pd.DataFrame:
-    """Tidy rates with `_lo`/`_hi` 95% cluster-bootstrap CIs per `by` cell (group "all" added)."""
-    rows = []
-    nums = [num for num, _ in RATES.values()]
-    dens = [den for _, den in RATES.values()]
-    for cell, part in with_all_group(table).groupby(by, sort=False):
-        cell = cell if isinstance(cell, tuple) else (cell,)
-        weights = bootstrap_weights(len(part), resamples, seed)
-        estimates = ratio_cis(part[nums].to_numpy(), part[dens].to_numpy(), weights)
-        row: dict[str, Any] = dict(zip(by, cell, strict=True))
-        row.update({count: int(part[count].sum()) for count in COUNTS})
-        for name, estimate in zip(RATES, estimates, strict=True):
-            row.update({name: estimate.value, f"{name}_lo": estimate.lo, f"{name}_hi": estimate.hi})
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _aligned(table: pd.DataFrame, arm_a: str, arm_b: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    a = table[table["arm"] == arm_a].set_index(CLUSTER)
-    b = table[table["arm"] == arm_b].set_index(CLUSTER)
-    shared = a.index.intersection(b.index)
-    return a.loc[shared], b.loc[shared]
-
-
-def _probe_outcomes(probes: pd.DataFrame, arm_a: str, arm_b: str) -> tuple[np.ndarray, np.ndarray]:
-    key = [*CLUSTER, "session_index", "turn_index"]
-    a = probes[probes["arm"] == arm_a].set_index(key)["classification"] == "correct"
-    b = probes[probes["arm"] == arm_b].set_index(key)["classification"] == "correct"
-    joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
-    return joined["a"].to_numpy(), joined["b"].to_numpy()
-
-
-def _cells(frame: pd.DataFrame, by: list[str]) -> dict[tuple, pd.DataFrame]:
-    return {
-        cell if isinstance(cell, tuple) else (cell,): part for cell, part in frame.groupby(by, sort=False)
-    }
+    """Tidy rates with `_lo`/`_hi` 95% task-clustered bootstrap CIs per `by` cell (group "all" added)."""
+    return summary_frame(cell_rates(table, by, RATES, resamples, seed))
 
 
 # The arms every other arm is compared with, when the run has them: no memory (arm − it = the memory benefit)
@@ -180,6 +359,103 @@ def arm_pairs(arms: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
+def _mcnemar_table(probes: pd.DataFrame, others: list[str], pairs: list[tuple[str, str]]) -> dict:
+    """(arm, reference, metric, cell) -> McNemar on the probes both arms answered, for each probe metric."""
+    if probes.empty:
+        return {}
+    flags = probe_flags(probes)
+    if "group" in others:
+        flags = with_all_group(flags)
+    events = sorted({c for pair in PROBE_EVENTS.values() for c in pair})
+    key = [*others, "run", CLUSTER, "session_index", "turn_index"]
+    wide = flags.set_index([*key, "arm"])[events].unstack("arm")
+    found: dict = {}
+    for arm, reference in pairs:
+        if arm not in wide.columns.get_level_values(1) or reference not in wide.columns.get_level_values(1):
+            continue
+        both = wide[("probe", arm)].notna() & wide[("probe", reference)].notna()
+        for metric, (rows, event) in PROBE_EVENTS.items():
+            defined = both & wide[(rows, arm)].fillna(False).astype(bool)
+            ev_a = wide[(event, arm)].fillna(False).astype(bool)
+            ev_b = wide[(event, reference)].fillna(False).astype(bool)
+            only = pd.DataFrame({"a": defined & ev_a & ~ev_b, "b": defined & ev_b & ~ev_a})
+            sums = only.groupby(level=others, sort=False).sum() if others else only.sum().to_frame().T
+            for cell, row in sums.iterrows():
+                cell = cell if isinstance(cell, tuple) else (cell,)
+                found[(arm, reference, metric, cell if others else ())] = mcnemar_counts(row["a"], row["b"])
+    return found
+
+
+def paired_frame(
+    rates: CellRates,
+    pairs: list[tuple[str, str]],
+    probes: pd.DataFrame | None = None,
+    metrics: tuple[str, ...] = PAIRED_METRICS,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
+    """Paired differences (arm − reference) on shared tasks per cell of the breakdown's other keys: the
+    difference, its CI from the shared bootstrap, the sign-flip p, tasks that differ, MDE, `significant`
+    (stats.is_significant) and, for probe metrics with `probes` given, McNemar on the metric's own probes."""
+    others = [k for k in rates.by if k != "arm"]
+    tests = _mcnemar_table(probes, others, pairs) if probes is not None else {}
+    rows = []
+    wide = rates.wide
+    if wide.empty:
+        return pd.DataFrame(rows)
+    arms_present = set(wide.columns.get_level_values(1))
+    parts = wide.groupby(level=others, sort=False) if others else [((), wide)]
+    for cell, part in parts:
+        cell = cell if isinstance(cell, tuple) else (cell,)
+        for arm, reference in pairs:
+            if arm not in arms_present or reference not in arms_present:
+                continue
+            ia = rates.index(arm=arm, **dict(zip(others, cell, strict=True)))
+            ib = rates.index(arm=reference, **dict(zip(others, cell, strict=True)))
+            if ia is None or ib is None:
+                continue
+            for metric in metrics:
+                if metric not in rates.point:
+                    continue
+                num, den = RATES[metric]
+                shared = part[(den, arm)].notna() & part[(den, reference)].notna()
+                a_num, a_den = (
+                    part.loc[shared, (num, arm)].to_numpy(),
+                    part.loc[shared, (den, arm)].to_numpy(),
+                )
+                b_num = part.loc[shared, (num, reference)].to_numpy()
+                b_den = part.loc[shared, (den, reference)].to_numpy()
+                if a_den.sum() == 0 or b_den.sum() == 0:
+                    continue
+                p_value, differ = sign_flip_p(a_num, a_den, b_num, b_den, resamples, seed)
+                diff = float(ratio(a_num.sum(), a_den.sum()) - ratio(b_num.sum(), b_den.sum()))
+                boot = rates.samples[metric][:, ia] - rates.samples[metric][:, ib]
+                result = paired_from_samples(
+                    diff, boot, p_value, differ, int(shared.sum()), max(a_den.sum(), b_den.sum())
+                )
+                test = tests.get((arm, reference, metric, cell))
+                rows.append(
+                    {
+                        "arm": arm,
+                        "reference": reference,
+                        **dict(zip(others, cell, strict=True)),
+                        "metric": metric,
+                        "diff": result.diff,
+                        "diff_lo": result.lo,
+                        "diff_hi": result.hi,
+                        "p_value": result.p_value,
+                        "significant": result.significant,
+                        "tasks": result.clusters,
+                        "tasks_differ": result.tasks_differ,
+                        "mde": result.mde,
+                        "mcnemar_only_arm": test.only_a if test else np.nan,
+                        "mcnemar_only_reference": test.only_b if test else np.nan,
+                        "mcnemar_p": test.p_value if test else np.nan,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
 def paired_table(
     data: RunData,
     table: pd.DataFrame,
@@ -188,105 +464,85 @@ def paired_table(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
-    """Paired differences (arm − reference) per cell of `by` for PAIRED_METRICS, with McNemar on success."""
-    rows = []
-    table_cells = _cells(with_all_group(table), by)
-    probe_cells = _cells(pd.concat([data.probes, data.probes.assign(group="all", category="all")]), by)
-    for arm, reference in pairs:
-        for cell, part in table_cells.items():
-            a, b = _aligned(part, arm, reference)
-            if a.empty:
-                continue
-            outcome = mcnemar(*_probe_outcomes(probe_cells[cell], arm, reference))
-            for metric in PAIRED_METRICS:
-                num, den = RATES[metric]
-                if a[den].sum() == 0:
-                    continue
-                diff = paired_difference(a[num], a[den], b[num], b[den], resamples, seed)
-                rows.append(
-                    {
-                        "arm": arm,
-                        "reference": reference,
-                        **dict(zip(by, cell, strict=True)),
-                        "metric": metric,
-                        "diff": diff.diff,
-                        "diff_lo": diff.lo,
-                        "diff_hi": diff.hi,
-                        "p_value": diff.p_value,
-                        "mde": diff.mde,
-                        "tasks": diff.clusters,
-                        "mcnemar_only_arm": outcome.only_a,
-                        "mcnemar_only_reference": outcome.only_b,
-                        "mcnemar_p": outcome.p_value,
-                    }
-                )
-    return pd.DataFrame(rows)
+    """Paired differences (arm − reference) per cell of `by` for PAIRED_METRICS."""
+    rates = cell_rates(table, ["arm", *by], RATES, resamples, seed)
+    return paired_frame(rates, pairs, data.probes, PAIRED_METRICS, resamples, seed)
 
 
-def benefit_share(
-    table: pd.DataFrame,
-    arm: str,
-    full: str,
-    none: str,
-    group: str,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> dict[str, float]:
-    """Memory benefit = success(x) − success(none); the share of full memory's benefit that `arm` keeps."""
-    part = with_all_group(table)
-    part = part[part["group"] == group]
-    cells = [part[part["arm"] == name].set_index(CLUSTER) for name in (arm, full, none)]
-    shared = cells[0].index.intersection(cells[1].index).intersection(cells[2].index)
-    if len(shared) == 0:
+def benefit_share(rates: CellRates, arm: str, full: str, none: str, group: str) -> dict[str, float]:
+    """Memory benefit = success(x) − success(none); the share of full memory's benefit that `arm` keeps,
+    from the arm × group rates (same resampled tasks for the three arms)."""
+    cells = [rates.index(arm=name, group=group) for name in (arm, full, none)]
+    if any(c is None for c in cells):
         return {}
-    weights = bootstrap_weights(len(shared), resamples, seed)
-    rates = []
-    for cell in cells:
-        num = cell.loc[shared, "correct"].to_numpy()
-        den = cell.loc[shared, "probes"].to_numpy()
-        rates.append((num.sum() / max(den.sum(), 1.0), (weights @ num) / np.maximum(weights @ den, 1.0)))
-    (arm_rate, arm_boot), (full_rate, full_boot), (none_rate, none_boot) = rates
+    point = rates.point["success_rate"]
+    boot = rates.samples["success_rate"]
+    (arm_rate, full_rate, none_rate) = (point[c] for c in cells)
     with np.errstate(divide="ignore", invalid="ignore"):
-        share_boot = (arm_boot - none_boot) / (full_boot - none_boot)
+        share_boot = (boot[:, cells[0]] - boot[:, cells[2]]) / (boot[:, cells[1]] - boot[:, cells[2]])
     share_boot = share_boot[np.isfinite(share_boot)]
     full_benefit = full_rate - none_rate
     return {
-        "arm_benefit": arm_rate - none_rate,
-        "full_benefit": full_benefit,
-        "share": (arm_rate - none_rate) / full_benefit if full_benefit else float("nan"),
+        "arm_benefit": float(arm_rate - none_rate),
+        "full_benefit": float(full_benefit),
+        "share": float((arm_rate - none_rate) / full_benefit) if full_benefit else float("nan"),
         "share_lo": float(np.percentile(share_boot, 2.5)) if len(share_boot) else float("nan"),
         "share_hi": float(np.percentile(share_boot, 97.5)) if len(share_boot) else float("nan"),
     }
 
 
+AGE_COLUMNS = ["arm", "age_bin", "probes", "tasks", "rate", "lo", "hi"]
+
+
 def stale_by_age(data: RunData, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
-    """Stale-error rate by time since the expected fact changed (probes that have stale values)."""
+    """Stale-error rate by time since the expected fact changed, every (arm, bin) cell present (an empty bin
+    has 0 probes and no rate); `attrs["covered"]`/`attrs["stale_probes"]`: probes with a change time / all
+    probes that list stale values."""
     probes = data.probes
+    empty = pd.DataFrame(columns=AGE_COLUMNS)
     if probes.empty:
-        return pd.DataFrame(columns=["arm", "age_bin", "probes", "rate", "lo", "hi"])
-    probes = probes[(probes["stale"].apply(len) > 0) & probes["fact_changed_at"].notna()]
-    age = probes["sim_time"] - probes["fact_changed_at"].astype(float)
-    probes = probes.assign(
-        age_bin=pd.cut(age, AGE_BINS, labels=AGE_LABELS, right=False), err=probes["classification"] == "stale"
+        empty.attrs.update(covered=0, stale_probes=0)
+        return empty
+    stale = probes[probes["stale"].apply(len) > 0]
+    timed = stale[stale["fact_changed_at"].notna()]
+    age = timed["sim_time"] - timed["fact_changed_at"].astype(float)
+    timed = timed.assign(
+        age_bin=pd.cut(age, AGE_BINS, labels=AGE_LABELS, right=False).astype(str),
+        err=(timed["classification"] == "stale").astype(float),
+        probes=1.0,
     )
-    rows = []
-    for (arm, age_bin), part in probes.groupby(["arm", "age_bin"], sort=False, observed=True):
-        counts = part.groupby(CLUSTER)["err"].agg(["sum", "size"])
-        estimate = ratio_cis(
-            counts["sum"].to_numpy(),
-            counts["size"].to_numpy(),
-            bootstrap_weights(len(counts), resamples, seed),
-        )[0]
-        rows.append(
-            {
-                "arm": arm,
-                "age_bin": age_bin,
-                "probes": len(part),
-                "rate": estimate.value,
-                "lo": estimate.lo,
-                "hi": estimate.hi,
-            }
+    grid = pd.MultiIndex.from_product([data.arms, AGE_LABELS], names=["arm", "age_bin"]).to_frame(index=False)
+    if timed.empty:
+        result = grid.assign(probes=0, tasks=0, rate=np.nan, lo=np.nan, hi=np.nan)
+    else:
+        counts = timed.groupby(["run", "arm", CLUSTER, "age_bin"], as_index=False)[["err", "probes"]].sum()
+        rates = cell_rates(
+            counts.assign(tasks=1.0), ["arm", "age_bin"], {"rate": ("err", "probes")}, resamples, seed
         )
-    result = pd.DataFrame(rows, columns=["arm", "age_bin", "probes", "rate", "lo", "hi"])
+        found = summary_frame(rates).rename(columns={"rate_lo": "lo", "rate_hi": "hi"})
+        result = grid.merge(found[AGE_COLUMNS], on=["arm", "age_bin"], how="left")
+    result = result.fillna({"probes": 0, "tasks": 0})
+    result[["probes", "tasks"]] = result[["probes", "tasks"]].astype(int)
     result["age_bin"] = pd.Categorical(result["age_bin"], categories=AGE_LABELS, ordered=True)
-    return result.sort_values(["arm", "age_bin"]).reset_index(drop=True)
+    result.attrs.update(covered=len(timed), stale_probes=len(stale))
+    return result.reset_index(drop=True)
+
+
+def paired_between(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    by: tuple[str, ...] = ("group",),
+    metrics: tuple[str, ...] = PAIRED_METRICS,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
+    """Paired differences after − before of two per-task tables (e.g. a baseline run and a candidate run),
+    per arm and cell of `by`, on the tasks both ran with that arm. Columns as `paired_frame`'s, with the arm
+    in `arm` and no `reference`."""
+    combined = pd.concat([before.assign(side="before"), after.assign(side="after")], ignore_index=True)
+    combined = combined.rename(columns={"arm": "bench_arm"}).rename(columns={"side": "arm"})
+    rates = cell_rates(combined, ["arm", "bench_arm", *by], RATES, resamples, seed)
+    paired = paired_frame(rates, [("after", "before")], None, metrics, resamples, seed)
+    if paired.empty:
+        return paired
+    return paired.drop(columns=["arm", "reference"]).rename(columns={"bench_arm": "arm"})

@@ -1,109 +1,174 @@
-"""Uncertainty: cluster bootstrap CIs, paired differences with a sign-flip test, McNemar, and the MDE.
+"""Uncertainty: task-clustered bootstrap CIs, paired differences with a sign-flip test, McNemar, the MDE, and
+the one rule that calls a difference significant.
 
-Every rate is a ratio estimator over clusters (a cluster = one task in one run): sum of numerators / sum of
-denominators. The bootstrap resamples whole clusters (a task's probes are not independent), all B resamples at
-once as a (B × clusters) weight matrix, so one matrix product gives every resampled rate (seeded).
+Every rate is a ratio estimator over clusters (a cluster = one task; the seeds, epochs and models that ran it
+are repeated measures of it): sum of numerators / sum of denominators. The bootstrap is a Poisson bootstrap
+whose weight for (cluster, resample) is a hash of the task id, the resample index and the seed: the same task
+gets the same weights in every cell, every arm and every run, so paired differences come from the same
+resampled sums as the rates, every cell of a report from one pass over the data, and nothing depends on the
+order the tasks were read. Weights are made in blocks of resamples, so memory stays linear in tasks.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 from scipy import stats as scipy_stats
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20240531
 LEVEL = 0.95
+ALPHA = 1.0 - LEVEL
 POWER = 0.80
+# A difference is called significant only when at least this many tasks differ between the two sides: with
+# fewer, one or two odd tasks decide the sign, whatever the p-value and the CI say.
+MIN_TASKS = 10
+EXACT_UP_TO = 15  # discordant tasks: exact sign-flip enumeration (2^15 sign vectors) up to this many
+PERMUTATION_UP_TO = 2000  # beyond: the normal approximation of the sign-flip distribution
+_BLOCK_ELEMENTS = 1 << 21  # weights made per block (resamples × clusters): ~16 MB as float64
+
+# Poisson(1) cumulative probabilities: a uniform below CDF[k] draws k.
+_POISSON_CDF = np.cumsum([math.exp(-1.0) / math.factorial(k) for k in range(20)])
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-def bootstrap_weights(
-    clusters: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
-) -> np.ndarray:
-    """(resamples × clusters) multinomial counts: how often each cluster is drawn in each resample."""
-    rng = np.random.default_rng(seed)
-    if clusters == 0:
-        return np.zeros((resamples, 0))
-    return rng.multinomial(clusters, np.full(clusters, 1.0 / clusters), size=resamples).astype(float)
+def cluster_keys(ids: Iterable[str]) -> np.ndarray:
+    """A stable 64-bit key per cluster id (blake2b, never Python's salted hash())."""
+    return np.array(
+        [int.from_bytes(hashlib.blake2b(str(i).encode("utf-8"), digest_size=8).digest(), "big") for i in ids],
+        dtype=np.uint64,
+    )
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: a bijection of uint64 that scatters nearby inputs."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def poisson_weights(keys: np.ndarray, start: int, stop: int, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """Weights of resamples start..stop-1 (rows) for the clusters `keys` (columns): Poisson(1) draws, each a
+    function of (seed, resample, cluster key) alone."""
+    with np.errstate(over="ignore"):
+        rows = _mix(np.arange(start, stop, dtype=np.uint64) * _GOLDEN + _mix(np.uint64(seed & (2**64 - 1))))
+        bits = _mix(rows[:, None] ^ keys[None, :])
+    uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    return np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)
+
+
+def bootstrap_sums(
+    keys: np.ndarray, values: np.ndarray | sparse.spmatrix, resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> np.ndarray:  # fmt: skip
+    """(resamples × columns) resampled column sums of `values` (clusters × columns, dense or sparse)."""
+    clusters = len(keys)
+    columns = values.shape[1]
+    out = np.zeros((resamples, columns))
+    if clusters == 0 or columns == 0:
+        return out
+    transposed = sparse.csr_matrix(values).T.tocsr() if sparse.issparse(values) else None
+    step = max(1, _BLOCK_ELEMENTS // clusters)
+    for start in range(0, resamples, step):
+        stop = min(resamples, start + step)
+        weights = poisson_weights(keys, start, stop, seed)
+        if transposed is not None:
+            out[start:stop] = (transposed @ weights.T).T
+        else:
+            out[start:stop] = weights @ values
+    return out
+
+
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, NaN where den is 0."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def _percentiles(samples: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+def percentile_ci(samples: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval along axis 0, ignoring NaN resamples; NaN where every resample is NaN."""
     tail = (1.0 - level) / 2.0 * 100.0
+    samples = np.asarray(samples, dtype=float).reshape(len(samples), -1)
     finite = np.isfinite(samples).any(axis=0)
-    lo = np.full(samples.shape[1:], np.nan)
-    hi = np.full(samples.shape[1:], np.nan)
+    lo = np.full(samples.shape[1], np.nan)
+    hi = np.full(samples.shape[1], np.nan)
     if finite.any():
-        lo[finite] = np.nanpercentile(samples[:, finite], tail, axis=0)
-        hi[finite] = np.nanpercentile(samples[:, finite], 100.0 - tail, axis=0)
+        lo[finite], hi[finite] = np.nanpercentile(samples[:, finite], [tail, 100.0 - tail], axis=0)
     return lo, hi
 
 
 @dataclass(frozen=True)
 class Estimate:
+    """A rate with its 95% percentile CI."""
+
     value: float
     lo: float
     hi: float
 
 
-def ratio_cis(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> list[Estimate]:
-    """Point estimates and percentile CIs of several ratio metrics at once; num/den: (clusters × metrics)."""
+def ratio_cis(
+    num: np.ndarray, den: np.ndarray, keys: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[Estimate]:  # fmt: skip
+    """Point estimates and CIs of several ratio metrics at once; num/den: (clusters × metrics), one row per
+    cluster key."""
     num = np.asarray(num, dtype=float).reshape(len(num), -1)
     den = np.asarray(den, dtype=float).reshape(len(den), -1)
-    point = _ratio(num.sum(axis=0), den.sum(axis=0))
-    lo, hi = _percentiles(_ratio(weights @ num, weights @ den))
+    sums = bootstrap_sums(keys, np.hstack([num, den]), resamples, seed)
+    metrics = num.shape[1]
+    lo, hi = percentile_ci(ratio(sums[:, :metrics], sums[:, metrics:]))
+    point = ratio(num.sum(axis=0), den.sum(axis=0))
     return [Estimate(float(p), float(a), float(b)) for p, a, b in zip(point, lo, hi, strict=True)]
 
 
-@dataclass(frozen=True)
-class PairedDifference:
-    """Rate of A minus rate of B over the same clusters."""
+def sign_flip_p(
+    num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+) -> tuple[float, int]:  # fmt: skip
+    """Two-sided p-value of rate(A) − rate(B) under the null that A and B are exchangeable within each task
+    (swap a task's two sides with probability 1/2), and the number of tasks whose two sides differ.
 
-    diff: float
-    lo: float
-    hi: float
-    p_value: float  # two-sided sign-flip (within-cluster swap) permutation test
-    se: float  # bootstrap standard error of the difference
-    mde: float  # minimum detectable difference at LEVEL and POWER for this many clusters
-    clusters: int
-
-
-def paired_difference(
-    num_a: np.ndarray,
-    den_a: np.ndarray,
-    num_b: np.ndarray,
-    den_b: np.ndarray,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> PairedDifference:
-    """Cluster-paired difference of two ratio rates (arrays aligned by cluster)."""
+    Only those discordant tasks can move the statistic: exact enumeration of every swap when there are at most
+    EXACT_UP_TO of them, `resamples` random swaps up to PERMUTATION_UP_TO, else the normal approximation of
+    the linearised statistic (Σ ±tᵢ with tᵢ the task's contribution to the difference)."""
     num_a, den_a, num_b, den_b = (np.asarray(x, dtype=float) for x in (num_a, den_a, num_b, den_b))
-    clusters = len(num_a)
-    observed = float(_ratio(num_a.sum(), den_a.sum()) - _ratio(num_b.sum(), den_b.sum()))
-    weights = bootstrap_weights(clusters, resamples, seed)
-    boot = _ratio(weights @ num_a, weights @ den_a) - _ratio(weights @ num_b, weights @ den_b)
-    lo, hi = _percentiles(boot[:, None])
-    se = float(np.nanstd(boot)) if np.isfinite(boot).any() else float("nan")
-    # Null: A and B are exchangeable within a cluster; swap each cluster's pair with probability 1/2.
-    swap = np.random.default_rng(seed + 1).integers(0, 2, size=(resamples, clusters)).astype(float)
-    keep = 1.0 - swap
-    null = _ratio(keep @ num_a + swap @ num_b, keep @ den_a + swap @ den_b) - _ratio(
-        keep @ num_b + swap @ num_a, keep @ den_b + swap @ den_a
-    )
-    if np.isfinite(observed):
-        extreme = np.sum(np.abs(null[np.isfinite(null)]) >= abs(observed) - 1e-12)
-        p_value = float((1 + extreme) / (1 + np.isfinite(null).sum()))
+    observed = float(ratio(num_a.sum(), den_a.sum()) - ratio(num_b.sum(), den_b.sum()))
+    differ = (num_a != num_b) | (den_a != den_b)
+    discordant = int(differ.sum())
+    if not np.isfinite(observed):
+        return float("nan"), discordant
+    if discordant == 0:
+        return 1.0, 0
+    dn, dd = (num_b - num_a)[differ], (den_b - den_a)[differ]
+    if discordant > PERMUTATION_UP_TO:
+        pooled = (num_a.sum() + num_b.sum()) / (den_a.sum() + den_b.sum())
+        contribution = (num_a - num_b - pooled * (den_a - den_b))[differ]
+        spread = math.sqrt(float(np.sum(contribution**2)))
+        if spread == 0:
+            return 1.0, discordant
+        z = float(contribution.sum()) / spread
+        return float(2.0 * scipy_stats.norm.sf(abs(z))), discordant
+    if discordant <= EXACT_UP_TO:
+        swaps = np.array(list(itertools.product((0.0, 1.0), repeat=discordant)))
+        extra = 0
     else:
-        p_value = float("nan")
-    probes = float(max(den_a.sum(), den_b.sum(), 1.0))
-    return PairedDifference(
-        observed, float(lo[0]), float(hi[0]), p_value, se, minimum_detectable(se, probes), clusters
-    )
+        rng = np.random.default_rng([seed, discordant])
+        swaps = rng.integers(0, 2, size=(resamples, discordant)).astype(float)
+        extra = 1  # the observed assignment counts as one of the permutations
+    swapped_a = ratio(num_a.sum() + swaps @ dn, den_a.sum() + swaps @ dd)
+    swapped_b = ratio(num_b.sum() - swaps @ dn, den_b.sum() - swaps @ dd)
+    null = swapped_a - swapped_b
+    null = null[np.isfinite(null)]
+    extreme = int(np.sum(np.abs(null) >= abs(observed) - 1e-12))
+    return float((extreme + extra) / (len(null) + extra)), discordant
 
 
 def minimum_detectable(se: float, observations: float, level: float = LEVEL, power: float = POWER) -> float:
@@ -111,21 +176,80 @@ def minimum_detectable(se: float, observations: float, level: float = LEVEL, pow
     z = scipy_stats.norm.ppf(1.0 - (1.0 - level) / 2.0) + scipy_stats.norm.ppf(power)
     if not np.isfinite(se):
         return float("nan")
-    return float(max(z * se, 1.0 / observations))
+    return float(max(z * se, 1.0 / max(observations, 1.0)))
+
+
+def is_significant(p_value: float, lo: float, hi: float, tasks_differ: int) -> bool:
+    """The one rule: p < 0.05 **and** the 95% CI excludes 0 **and** at least MIN_TASKS tasks differ."""
+    if not all(np.isfinite(x) for x in (p_value, lo, hi)):
+        return False
+    return p_value < ALPHA and (lo > 0 or hi < 0) and tasks_differ >= MIN_TASKS
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Rate of A minus rate of B over the same tasks."""
+
+    diff: float
+    lo: float
+    hi: float
+    p_value: float  # two-sided sign-flip test (see sign_flip_p)
+    se: float  # bootstrap standard error of the difference
+    mde: float  # minimum detectable difference at LEVEL and POWER for this many tasks
+    clusters: int  # tasks compared
+    tasks_differ: int  # tasks whose two sides differ on this metric
+
+    @property
+    def significant(self) -> bool:
+        return is_significant(self.p_value, self.lo, self.hi, self.tasks_differ)
+
+
+def paired_from_samples(
+    diff: float, samples: np.ndarray, p_value: float, tasks_differ: int, clusters: int, observations: float
+) -> PairedDifference:
+    """A PairedDifference from the point difference, its bootstrap samples and its sign-flip test."""
+    lo, hi = percentile_ci(samples)
+    finite = samples[np.isfinite(samples)]
+    se = float(np.std(finite)) if len(finite) else float("nan")
+    return PairedDifference(
+        float(diff), float(lo[0]), float(hi[0]), p_value, se, minimum_detectable(se, observations),
+        clusters, tasks_differ,
+    )  # fmt: skip
+
+
+def paired_difference(
+    num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray,
+    keys: np.ndarray | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+) -> PairedDifference:  # fmt: skip
+    """Task-paired difference of two ratio rates (arrays aligned by task; `keys` default: the positions)."""
+    num_a, den_a, num_b, den_b = (np.asarray(x, dtype=float) for x in (num_a, den_a, num_b, den_b))
+    keys = cluster_keys(range(len(num_a))) if keys is None else keys
+    sums = bootstrap_sums(keys, np.column_stack([num_a, den_a, num_b, den_b]), resamples, seed)
+    boot = ratio(sums[:, 0], sums[:, 1]) - ratio(sums[:, 2], sums[:, 3])
+    observed = float(ratio(num_a.sum(), den_a.sum()) - ratio(num_b.sum(), den_b.sum()))
+    p_value, differ = sign_flip_p(num_a, den_a, num_b, den_b, resamples, seed)
+    probes = float(max(den_a.sum(), den_b.sum(), 1.0))
+    return paired_from_samples(observed, boot, p_value, differ, len(num_a), probes)
 
 
 @dataclass(frozen=True)
 class McNemar:
-    only_a: int  # pairs where A is correct and B is not
+    """Exact McNemar test on paired binary outcomes (e.g. a probe answered by two arms)."""
+
+    only_a: int  # pairs where the event happened for A only
     only_b: int
     p_value: float  # exact two-sided binomial test on the discordant pairs
 
 
-def mcnemar(correct_a: np.ndarray, correct_b: np.ndarray) -> McNemar:
-    correct_a = np.asarray(correct_a, dtype=bool)
-    correct_b = np.asarray(correct_b, dtype=bool)
-    only_a = int(np.sum(correct_a & ~correct_b))
-    only_b = int(np.sum(correct_b & ~correct_a))
+def mcnemar_counts(only_a: int, only_b: int) -> McNemar:
+    """McNemar from the discordant counts."""
     discordant = only_a + only_b
     p_value = 1.0 if discordant == 0 else float(scipy_stats.binomtest(only_a, discordant, 0.5).pvalue)
-    return McNemar(only_a, only_b, p_value)
+    return McNemar(int(only_a), int(only_b), p_value)
+
+
+def mcnemar(event_a: np.ndarray, event_b: np.ndarray) -> McNemar:
+    """McNemar from two aligned boolean outcome arrays."""
+    event_a = np.asarray(event_a, dtype=bool)
+    event_b = np.asarray(event_b, dtype=bool)
+    return mcnemar_counts(int(np.sum(event_a & ~event_b)), int(np.sum(event_b & ~event_a)))

@@ -40,7 +40,18 @@ def test_report_writes_tables_markdown_and_figures(report_dir):
         assert {f"{column}_lo", f"{column}_hi"} <= set(summary.columns)
     assert (report_dir / "per_task.csv").stat().st_size > 0
     text = (report_dir / "report.md").read_text(encoding="utf-8")
-    assert "On the harmful group, `amnesia` beats `full-memory` at the 95% level" in text
+    # Two harmful tasks both flip to correct: +100 pts, CI [+100, +100], but p = 0.5 and 2 < MIN_TASKS tasks
+    # differ, so the report must not call it significant (it used to say "beats ... at the 95% level").
+    assert (
+        "On the harmful group, `amnesia` vs `full-memory`, success rate: +100.0 pts [95% CI +100.0, +100.0], "
+        "p = 0.5, 2 tasks (2 differ): no significant difference (p ≥ 0.05; 2 of 2 tasks differ, "
+        "fewer than 10)"
+    ) in text
+    assert "significantly" not in text.split("## Methodology")[0]
+    paired = pd.read_csv(report_dir / "paired.csv")
+    assert {"p_value", "significant", "tasks_differ"} <= set(paired.columns) and not paired[
+        "significant"
+    ].any()
     assert "content hash" in text and "## Limits" in text and "Power:" in text
     names = [
         "stale_error_by_arm_group",
@@ -59,8 +70,8 @@ def test_report_on_a_copied_run_gives_the_same_numbers(run_dir, report_dir, tmp_
     assert (copy / "report" / "summary.csv").read_text() == (report_dir / "summary.csv").read_text()
 
 
-def test_two_seeds_pool_as_separate_clusters(run_dir, tmp_path):
-    second = _copy(run_dir, tmp_path, "seed1")
+def test_two_seeds_pool_as_repeated_measures_of_each_task(run_dir, write_run, tmp_path):
+    second = write_run(tmp_path / "seed1", seed=1)
     out = tmp_path / "pooled"
     result = runner.invoke(
         app, ["report", str(run_dir), str(second), "--out", str(out), "--resamples", "200"]
@@ -69,6 +80,18 @@ def test_two_seeds_pool_as_separate_clusters(run_dir, tmp_path):
     summary = pd.read_csv(out / "summary.csv").set_index(["arm", "group"])
     assert summary.loc[("amnesia", "all"), "probes"] == 10
     assert summary.loc[("amnesia", "all"), "tasks"] == 8
+    paired = pd.read_csv(out / "paired.csv")
+    # Clustered by task: two seeds of the same 4 tasks are still 4 paired tasks.
+    assert set(paired["tasks"]) <= {1, 2, 3, 4} and paired["tasks"].max() == 4
+
+
+@pytest.mark.parametrize("how", ["same folder twice", "a copy with the same seed"])
+def test_a_duplicated_run_is_refused(run_dir, tmp_path, how):
+    second = run_dir if how == "same folder twice" else _copy(run_dir, tmp_path)
+    result = runner.invoke(app, ["report", str(run_dir), str(second), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "duplicate of" in result.output and "seed 0" in result.output
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize(
@@ -115,23 +138,25 @@ def test_check_exit_codes(run_dir, tmp_path):
     assert runner.invoke(app, ["check", str(tmp_path / "missing"), "--max", bad]).exit_code == 2
 
 
-def test_check_against_a_baseline_is_noise_aware(run_dir, report_dir, tmp_path):
-    same = runner.invoke(app, ["check", str(run_dir), "--baseline", str(report_dir / "summary.csv")])
-    assert same.exit_code == 0, same.output
-    baseline = pd.read_csv(report_dir / "summary.csv")
-    better = baseline.copy()
-    better["stale_error_rate"] = (
-        better["stale_error_rate"] - 0.5
-    )  # full-memory harmful: 1.0 -> 0.5, CI width 0
-    better.to_csv(tmp_path / "better.csv", index=False)
-    worse = runner.invoke(app, ["check", str(run_dir), "--baseline", str(tmp_path / "better.csv")])
-    assert worse.exit_code == 1
-    assert "FAIL stale_error_rate arm=full-memory group=harmful" in worse.output
-    noisy = better.copy()
-    noisy["stale_error_rate_lo"], noisy["stale_error_rate_hi"] = 0.0, 1.0
-    noisy.to_csv(tmp_path / "noisy.csv", index=False)
-    within = runner.invoke(app, ["check", str(run_dir), "--baseline", str(tmp_path / "noisy.csv")])
-    assert within.exit_code == 0 and "within noise" in within.output
+def test_a_limit_on_too_few_observations_says_so(run_dir):
+    result = runner.invoke(app, ["check", str(run_dir), "--max", "stale_error_rate:amnesia:harmful=0.05"])
+    assert result.exit_code == 0, result.output
+    assert "NOTE stale_error_rate arm=amnesia group=harmful: too few observations" in result.output
+    assert result.output.splitlines()[-1] == "PASS: 1 limit(s) hold; 1 note(s) above"
+
+
+def test_a_summary_cannot_be_a_baseline(run_dir, report_dir):
+    result = runner.invoke(app, ["check", str(run_dir), "--baseline", str(report_dir / "summary.csv")])
+    assert result.exit_code == 2 and "no per-task counts to pair on" in result.output
+
+
+def test_on_a_tiny_run_nothing_is_significant_so_a_copy_passes(run_dir, report_dir):
+    for baseline in (run_dir, report_dir, report_dir / "per_task.csv"):
+        result = runner.invoke(
+            app, ["check", str(run_dir), "--baseline", str(baseline), "--resamples", "200"]
+        )
+        assert result.exit_code == 0, result.output
+        assert result.output.splitlines()[-1].startswith("PASS: ")
 
 
 def test_rescore_reclassifies_without_touching_the_original(run_dir, tmp_path):
@@ -172,7 +197,8 @@ def test_a_run_with_no_stale_probes_still_gets_a_whole_report(
     args = [arg for arg in run_args(tasks, out, arms="no-memory") if arg != "--no-report"]
     result = CliRunner().invoke(bench_app, args)
     assert result.exit_code == 0, result.output
-    assert pd.read_csv(out / "report" / "stale_by_age.csv").empty
+    by_age = pd.read_csv(out / "report" / "stale_by_age.csv")
+    assert (by_age["probes"] == 0).all() and by_age["rate"].isna().all()  # every bin there, marked empty
     assert (out / "report" / "report.md").stat().st_size > 0
 
 

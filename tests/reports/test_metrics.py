@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reports.logread import load_runs
-from reports.metrics import arm_pairs, benefit_share, paired_table, per_task, summarise
+from reports.metrics import arm_pairs, benefit_share, cell_rates, paired_table, per_task, summarise
 from reports.staleness import stale_values
 
 
@@ -57,7 +57,13 @@ def test_paired_difference_and_memory_benefit(tables):
     assert (
         harmful["diff"] == 1.0 and harmful["mcnemar_only_arm"] == 2 and harmful["mcnemar_only_reference"] == 0
     )
-    benefit = benefit_share(table, "amnesia", "full-memory", "no-memory", "helpful", resamples=200)
+    # Two tasks, both better: p = 0.5 exactly (2 of the 4 swaps are as extreme), so not significant.
+    assert harmful["p_value"] == 0.5 and harmful["tasks_differ"] == 2 and not harmful["significant"]
+    # McNemar on the metric's own rows: stale errors of the harmful probes (full memory has 2, amnesia 0).
+    stale = row[(row["group"] == "harmful") & (row["metric"] == "stale_error_rate")].iloc[0]
+    assert (stale["mcnemar_only_arm"], stale["mcnemar_only_reference"]) == (0, 2)
+    rates = cell_rates(table, ["arm", "group"], resamples=200)
+    benefit = benefit_share(rates, "amnesia", "full-memory", "no-memory", "helpful")
     assert benefit["full_benefit"] == 1.0
     assert benefit["share"] == pytest.approx(2 / 3)
 

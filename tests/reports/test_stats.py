@@ -1,4 +1,4 @@
-"""The cluster bootstrap: CIs shrink with more tasks and cover the true rate in a simulation."""
+"""The task-clustered bootstrap, the sign-flip test and the significance rule."""
 
 from __future__ import annotations
 
@@ -6,7 +6,17 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reports.stats import bootstrap_weights, mcnemar, paired_difference, ratio_cis
+from reports.stats import (
+    MIN_TASKS,
+    bootstrap_sums,
+    cluster_keys,
+    is_significant,
+    mcnemar,
+    paired_difference,
+    poisson_weights,
+    ratio_cis,
+    sign_flip_p,
+)
 
 
 def _simulate(rng, tasks, rate=0.3, probes_per_task=3, task_sd=0.15):
@@ -20,7 +30,7 @@ def test_ci_shrinks_with_more_tasks():
     widths = []
     for tasks in (20, 80, 320):
         num, den = _simulate(rng, tasks)
-        estimate = ratio_cis(num, den, bootstrap_weights(tasks, 1000, seed=3))[0]
+        estimate = ratio_cis(num, den, cluster_keys(range(tasks)), 1000, seed=3)[0]
         widths.append(estimate.hi - estimate.lo)
     assert widths[0] > widths[1] > widths[2]
 
@@ -28,13 +38,36 @@ def test_ci_shrinks_with_more_tasks():
 def test_ci_covers_the_true_rate_about_95_percent_of_the_time():
     rng = np.random.default_rng(7)
     true_rate, trials = 0.3, 200
-    weights = bootstrap_weights(60, 500, seed=11)
+    keys = cluster_keys(range(60))
     covered = 0
-    for _ in range(trials):
+    for trial in range(trials):
         num, den = _simulate(rng, 60, rate=true_rate, task_sd=0.0)
-        estimate = ratio_cis(num, den, weights)[0]
+        estimate = ratio_cis(num, den, keys, 500, seed=trial)[0]
         covered += estimate.lo <= true_rate <= estimate.hi
     assert 0.88 <= covered / trials <= 0.99
+
+
+def test_weights_depend_only_on_task_resample_and_seed():
+    keys = cluster_keys(["a", "b", "c", "d"])
+    whole = poisson_weights(keys, 0, 50, seed=9)
+    # The same task gets the same weight whatever other tasks are resampled with it or in which block.
+    assert np.array_equal(poisson_weights(keys[[3, 1]], 0, 50, seed=9), whole[:, [3, 1]])
+    assert np.array_equal(poisson_weights(keys, 20, 50, seed=9), whole[20:])
+    assert not np.array_equal(poisson_weights(keys, 0, 50, seed=10), whole)
+    big = poisson_weights(cluster_keys(range(2000)), 0, 200)
+    assert abs(big.mean() - 1.0) < 0.01 and abs(big.var() - 1.0) < 0.02  # Poisson(1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 5)), min_size=2, max_size=30), st.integers(0, 99))
+def test_sums_are_the_same_dense_sparse_and_by_block(cells, seed):
+    from scipy import sparse
+
+    values = np.array([[min(a, b), b] for a, b in cells], dtype=float)
+    keys = cluster_keys(range(len(cells)))
+    dense = bootstrap_sums(keys, values, 120, seed)
+    assert np.allclose(dense, bootstrap_sums(keys, sparse.csr_matrix(values), 120, seed))
+    assert np.allclose(dense, poisson_weights(keys, 0, 120, seed) @ values)
 
 
 @settings(max_examples=60, deadline=None)
@@ -42,9 +75,9 @@ def test_ci_covers_the_true_rate_about_95_percent_of_the_time():
 def test_ci_contains_the_point_estimate_and_is_deterministic(cells, seed):
     num = np.array([min(a, b) for a, b in cells], dtype=float)
     den = np.array([b for _, b in cells], dtype=float)
-    first = ratio_cis(num, den, bootstrap_weights(len(cells), 200, seed))[0]
-    again = ratio_cis(num, den, bootstrap_weights(len(cells), 200, seed))[0]
-    assert first == again
+    keys = cluster_keys(range(len(cells)))
+    first = ratio_cis(num, den, keys, 200, seed)[0]
+    assert first == ratio_cis(num, den, keys, 200, seed)[0]
     assert first.lo - 1e-9 <= first.value <= first.hi + 1e-9
 
 
@@ -54,9 +87,34 @@ def test_paired_difference_detects_a_real_effect_and_not_a_null_one():
     base = rng.binomial(4, 0.5, 80).astype(float)
     better = np.minimum(base + rng.binomial(1, 0.6, 80), 4)
     effect = paired_difference(better, den, base, den, resamples=1000)
-    assert effect.lo > 0 and effect.p_value < 0.01
+    assert effect.lo > 0 and effect.p_value < 0.01 and effect.significant
     null = paired_difference(base, den, base, den, resamples=1000)
-    assert null.diff == 0 and null.p_value == 1.0 and null.mde >= 1 / 320
+    assert null.diff == 0 and null.p_value == 1.0 and null.mde >= 1 / 320 and not null.significant
+
+
+def test_the_sign_flip_test_is_exact_for_few_differing_tasks():
+    # Two tasks, both better: 4 swaps, 2 as extreme as observed (all kept, all swapped): p = 1/2.
+    assert sign_flip_p([1, 1], [1, 1], [0, 0], [1, 1]) == (0.5, 2)
+    # Six tasks all better: the smallest two-sided p there is, 2/64.
+    assert sign_flip_p(np.ones(6), np.ones(6), np.zeros(6), np.ones(6)) == (2 / 64, 6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, MIN_TASKS - 1), st.integers(0, 20), st.integers(0, 9))
+def test_fewer_differing_tasks_than_the_minimum_are_never_significant(differ, same, seed):
+    """Whatever the effect size, a comparison where fewer than MIN_TASKS tasks differ is not significant."""
+    ones = np.ones(differ + same)
+    better = np.concatenate([np.full(differ, 1.0), np.zeros(same)])
+    result = paired_difference(better, ones, np.zeros(differ + same), ones, resamples=200, seed=seed)
+    assert result.tasks_differ == differ and not result.significant
+
+
+def test_the_rule_needs_all_three_conditions():
+    assert is_significant(0.01, 0.1, 0.3, MIN_TASKS)
+    assert not is_significant(0.06, 0.1, 0.3, MIN_TASKS)  # p too large
+    assert not is_significant(0.01, -0.1, 0.3, MIN_TASKS)  # CI includes 0
+    assert not is_significant(0.01, 0.1, 0.3, MIN_TASKS - 1)  # too few tasks differ
+    assert is_significant(0.01, -0.3, -0.1, MIN_TASKS)  # a loss is significant by the same rule
 
 
 def test_mcnemar_counts_discordant_pairs():
