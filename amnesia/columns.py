@@ -19,7 +19,7 @@ NO_OWNER = -1
 
 class ItemColumns:
     def __init__(self, *, auto_expire: bool = True, rank_only: bool = False, capacity: int = 1024) -> None:
-        self.auto_expire = auto_expire  # whether block lines carry "expires in ..." for unpinned items
+        self.auto_expire = auto_expire  # whether unpinned items are ever forgotten (forget_times)
         self.rank_only = rank_only  # decay_mode "rank": decay orders, only a hard expires_at forgets
         self.ids: list[str | None] = []
         self.slot_of: dict[str, int] = {}
@@ -68,11 +68,9 @@ class ItemColumns:
             slot = self._new_slot(item.id)
             self.seq[slot] = self._next_seq
             self._next_seq += 1
-            # What the block line says besides its durations (id, kind, pin, deadline, source, content) never
-            # changes for an id, so it is counted once, not on every touch.
-            deadline = not self.rank_only or item.expires_at is not None  # rank mode: only a hard deadline
-            has_expiry = self.auto_expire and not item.pinned and deadline
-            self.line_tokens[slot] = static_line_tokens(item, has_expiry)
+            # What the block line says besides its age (id, kind, pin, source, content) never changes for an
+            # id, so it is counted once, not on every touch.
+            self.line_tokens[slot] = static_line_tokens(item)
         self.alive[slot] = True
         self.base[slot] = item.strength
         self.anchor[slot] = item.last_accessed_at

@@ -10,7 +10,6 @@ are looked at only when the budget still has room for one of them (or a pinned o
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -81,31 +80,18 @@ def _fill(
     ranking: relevance.Ranking | None,
 ) -> Selection:
     """fill_budget over the slots `ordered`, with each line's cost from the columns (nothing rendered)."""
-    columns, config = index.columns, index.config
-    forget_times = columns.forget_times(config.forgotten_strength, config.decay_k, ordered)
-    remaining = np.where(np.isfinite(forget_times), forget_times - now, 0.0)
-    costs = (
-        columns.line_tokens[ordered]
-        + duration_tokens(now - columns.created[ordered])
-        + np.where(np.isfinite(forget_times), duration_tokens(remaining), 0)
-    )
-    candidates = _LazyCandidates(index, ordered, strengths, forget_times, ranking)
-    return fill_budget(candidates, costs, budget, now)
+    columns = index.columns
+    costs = columns.line_tokens[ordered] + duration_tokens(now - columns.created[ordered])
+    return fill_budget(_LazyCandidates(index, ordered, strengths, ranking), costs, budget, now)
 
 
 class _LazyCandidates(Sequence[Candidate]):
     """Candidates in injection order, built only as far as the budget walk gets (usually a few hundred)."""
 
     def __init__(
-        self,
-        index: ItemIndex,
-        slots: np.ndarray,
-        strengths: np.ndarray,
-        forget_times: np.ndarray,
-        ranking: relevance.Ranking | None,
+        self, index: ItemIndex, slots: np.ndarray, strengths: np.ndarray, ranking: relevance.Ranking | None
     ) -> None:
-        self._index, self._slots, self._strengths, self._forget_times = index, slots, strengths, forget_times
-        self._ranking = ranking
+        self._index, self._slots, self._strengths, self._ranking = index, slots, strengths, ranking
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -114,12 +100,10 @@ class _LazyCandidates(Sequence[Candidate]):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         slot = self._slots[index]
-        when = float(self._forget_times[index])
-        forget_at = None if math.isinf(when) else when
         item = self._index.items[self._index.columns.ids[slot]]  # type: ignore[index]  # inline: hot loop
         strength = float(self._strengths[slot])
         if self._ranking is None or self._index.relevance is None:
             why = "pinned first" if item.pinned else f"strength {strength:.3f}"
         else:
             why = self._ranking.explain(self._index.relevance, slot, strength, item.pinned)
-        return Candidate(item, strength, forget_at, why)
+        return Candidate(item, strength, why)

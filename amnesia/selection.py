@@ -6,9 +6,13 @@ what is left of the budget, otherwise skipped and the next one is tried; nothing
 budget covers the whole block, header included: a header sized for the largest numbers the budget allows is
 reserved up front, so the rendered block never exceeds the budget.
 
-    AMNESIA MEMORY (2 items, 23/2000 tokens)
-    - [m-3f2a9c] fact · written 2d4h ago · expires in 27d20h · The verification drink is oolong.
+    AMNESIA MEMORY (2 items, 64/2000 tokens)
+    - [m-3f2a9c] fact · written 2d4h ago · The verification drink is oolong.
     - [m-77b01e] preference · pinned · written 5d ago · Answer in French.
+
+A line never says when its item will be forgotten: a memory system that does not forget could not say it,
+so the hint would make the blocks of a forgetting and a non-forgetting system differ in format and tokens
+(the benchmark compares them like for like). `Amnesia.inspect` gives the expiry to whoever asks.
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ _DIGIT_STEPS = 10.0 ** np.arange(1, 8)  # a duration part of n digits is >= n-1 
 class Candidate:
     item: MemoryItem
     strength: float
-    forget_at: float | None  # when it will be forgotten untouched (None: never automatically)
     why: str = ""  # why it ranks where it does (the injection order's reasoning)
 
 
@@ -60,8 +63,6 @@ def render_line(candidate: Candidate, now: float) -> str:
     if item.pinned:
         parts.append("pinned")
     parts.append(f"written {format_duration(max(0.0, now - item.created_at))} ago")
-    if candidate.forget_at is not None:
-        parts.append(f"expires in {format_duration(max(0.0, candidate.forget_at - now))}")
     if item.untrusted:
         parts.append("untrusted")
     parts.append(item.content)
@@ -79,10 +80,9 @@ def header_reserve(budget: int) -> int:
     return count_tokens(render_header(budget, budget, budget))
 
 
-def static_line_tokens(item: MemoryItem, has_expiry: bool) -> int:
-    """Tokens of the item's block line without its duration words ("0s" stands in: one token each)."""
-    placeholder = Candidate(item, 0.0, item.created_at if has_expiry else None)
-    return count_tokens(render_line(placeholder, item.created_at)) - (2 if has_expiry else 1)
+def static_line_tokens(item: MemoryItem) -> int:
+    """Tokens of the item's block line without its age ("0s" stands in: one token)."""
+    return count_tokens(render_line(Candidate(item, 0.0), item.created_at)) - 1
 
 
 def duration_tokens(seconds: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from tasks.errors import BadInput
-from tasks.generate import generate, write_generated
+from tasks.generate import MAX_TTL_NOISE, generate, write_generated
 from tasks.load import GROUPS, read_task_set
 
 
@@ -33,16 +33,26 @@ def generate_command(
     n: Annotated[int, typer.Option("--n", help="Tasks to generate per group.")],
     out: Annotated[Path, typer.Option("--out", help="Output folder (must not exist or be empty).")],
     seed: Annotated[int, typer.Option("--seed", help="Same seed, same tasks.")] = 0,
+    ttl_noise: Annotated[
+        float,
+        typer.Option(
+            "--ttl-noise",
+            help="Sigma of a seeded log-normal factor on every written ttl (0 = none; same seed, same ttls).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Write seeded procedural tasks of every category, plus MANIFEST.json with a content hash."""
     if group != "all" and group not in GROUPS:
         raise BadInput(f"--group: expected one of {'|'.join(GROUPS)}|all, got {group!r}")
     if n < 1:
         raise BadInput(f"--n: expected a positive number of tasks, got {n}")
+    if not 0.0 <= ttl_noise <= MAX_TTL_NOISE:
+        raise BadInput(f"--ttl-noise: expected a sigma between 0 and {MAX_TTL_NOISE}, got {ttl_noise}")
     groups = list(GROUPS) if group == "all" else [group]
-    tasks = [task for name in groups for task in generate(name, n, seed)]
+    tasks = [task for name in groups for task in generate(name, n, seed, ttl_noise=ttl_noise)]
+    meta = {"seed": seed, "groups": groups, "n_per_group": n, "ttl_noise": ttl_noise}
     try:
-        manifest = write_generated(tasks, out, meta={"seed": seed, "groups": groups, "n_per_group": n})
+        manifest = write_generated(tasks, out, meta=meta)
     except OSError as exc:
         raise BadInput(f"--out: {exc}") from None
     typer.echo(f"{len(tasks)} tasks written to {out} ({manifest.name} records the content hash)")

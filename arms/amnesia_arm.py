@@ -6,7 +6,7 @@ no decay, no expiry and no hard deadline — the item's ttl and curve are kept b
 difference between B and C in a run is caused by forgetting alone.
 
 Options: any `amnesia.Config` field (e.g. `default_ttl: 7d`, `renew_on_inject: used`), the short aliases
-`ttl`/`curve`/`k` for `default_ttl`/`default_curve`/`decay_k`, and four arm options:
+`ttl`/`curve`/`k` for `default_ttl`/`default_curve`/`decay_k`, and five arm options:
 - `budget`: token budget of the block for this arm (default: the run's `--budget`);
 - `use_keys`: pass the task's `key` to the engine so a new write supersedes the old one (an oracle: the task
   author names the subject; default off, so supersession is not given away);
@@ -14,7 +14,9 @@ Options: any `amnesia.Config` field (e.g. `default_ttl: 7d`, `renew_on_inject: u
   `auto` (default: when the model calls tools, `scripted:tools`), `on`, `off`;
 - `query`: what the engine gets as the injection query — `user` (default: the current user message) or
   `none`. It matters only with `injection_order: relevance` (the `amnesia-relevance` preset); the default
-  strength order does not use it.
+  strength order does not use it;
+- `ttl_policy`: how the writer's ttl becomes the stored one (`task` default, `fixed:7d`, `scaled:0.5`,
+  `noisy:0.8`; see `arms.arm_options.TtlPolicy`); pinned writes are never touched.
 
 Scopes: a memory without an explicit scope is workspace-wide for the main agent and session-scoped for a
 sub-agent. The main agent sees workspace memories plus its current session's; a sub-agent sees only its own
@@ -33,6 +35,7 @@ from amnesia import Amnesia, Config, InMemoryStore
 from amnesia.errors import AmnesiaError, SecretRefused
 from amnesia.tools import TOOLS, dispatch
 from amnesia.views import Injection
+from arms.arm_options import TtlPolicy
 from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo, check_tool_mode
 from tasks.errors import ArmConfigError
 from tasks.logschema import MemoryForget, MemoryRefused, MemoryTouch, MemoryWrite
@@ -40,7 +43,7 @@ from tasks.modelapi import Message
 from tasks.spec import ForgetSpec, RememberSpec
 
 _ALIASES = {"ttl": "default_ttl", "curve": "default_curve", "k": "decay_k"}
-_ARM_OPTIONS = {"budget", "use_keys", "tools", "query"}
+_ARM_OPTIONS = {"budget", "use_keys", "tools", "query", "ttl_policy"}
 QUERY_SOURCES = ("user", "none")
 _CONFIG_FIELDS = {f.name for f in fields(Config)}
 # Engine fields that make no sense inside a replay (a file path, a host sweep timer): not accepted as options.
@@ -51,7 +54,7 @@ def _engine_config(options: dict[str, Any], arm: str) -> Config:
     known = (_CONFIG_FIELDS - _HOST_ONLY) | set(_ALIASES) | _ARM_OPTIONS
     unknown = sorted(set(options) - known)
     if unknown:
-        hint = "any amnesia Config field, ttl, curve, k, budget, use_keys, tools, query"
+        hint = "any amnesia Config field, ttl, curve, k, budget, use_keys, tools, query, ttl_policy"
         raise ArmConfigError(f"{arm}: unknown option {unknown[0]!r} ({hint})")
     mapped = {_ALIASES.get(name, name): value for name, value in options.items() if name not in _ARM_OPTIONS}
     return Config.from_mapping(mapped, origin=arm)
@@ -73,6 +76,8 @@ class AmnesiaArm(ArmBase):
         self.query_source = options.get("query", "user")
         if self.query_source not in QUERY_SOURCES:
             raise ArmConfigError(f"{self.name}: query: expected user|none, got {self.query_source!r}")
+        self.ttl_policy = TtlPolicy.parse(self.name, options.get("ttl_policy"))
+        self._writes = 0  # remember() calls so far in this task: the write index of the noisy ttl policy
         self.engine: Amnesia | None = None
         self.session: SessionInfo | None = None
         self._ids_by_key: dict[str, list[str]] = {}
@@ -81,9 +86,16 @@ class AmnesiaArm(ArmBase):
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
-        """Every engine Config field a replay can use, then the four arm options (aliases: ttl, curve, k)."""
+        """Every engine Config field a replay can use, then the arm options (aliases: ttl, curve, k)."""
         config = {name: value for name, value in Config().to_dict().items() if name not in _HOST_ONLY}
-        return {**config, "budget": None, "use_keys": False, "tools": "auto", "query": "user"}
+        return {
+            **config,
+            "budget": None,
+            "use_keys": False,
+            "tools": "auto",
+            "query": "user",
+            "ttl_policy": "task",
+        }
 
     def describe(self) -> dict[str, Any]:
         config = {k: v for k, v in asdict(self.config).items() if k not in _HOST_ONLY}
@@ -104,6 +116,7 @@ class AmnesiaArm(ArmBase):
 
     def start_task(self, ctx: ArmContext) -> None:
         super().start_task(ctx)
+        self._writes = 0
         counter = iter(range(1, 10**12))
         secret = hashlib.sha256(f"amnesia-audit-secret:{ctx.seed}".encode()).digest()
         self.engine = Amnesia(
@@ -142,11 +155,17 @@ class AmnesiaArm(ArmBase):
         session = self._session()
         scope = spec.scope or ("session" if session.agent == "sub" else "workspace")
         key = spec.key if self.use_keys else None
+        write_index, self._writes = self._writes, self._writes + 1
+        ttl = spec.ttl
+        if not spec.pin:
+            ttl = self.ttl_policy.apply(
+                ttl, self.config.default_ttl, seed=self._ctx().seed, write_index=write_index
+            )
         try:
             view = self._engine().remember(
                 spec.content,
                 kind=spec.kind,
-                **({} if spec.ttl is None else {"ttl": spec.ttl}),
+                **({} if ttl is None else {"ttl": ttl}),
                 pin=spec.pin,
                 tags=spec.tags,
                 source=spec.source,

@@ -3,6 +3,12 @@
 Each task is built from its own random stream, derived from (seed, group, index), so task i is the same
 whatever `n` is and the output is identical for a seed. Categories rotate with the index so every category
 of the group appears. Mixed tasks interleave one helpful and one harmful scenario on distinct subjects.
+Every probe names the mechanism it tests (`tasks.spec.MECHANISMS`).
+
+TTLs are not an oracle: they are drawn the way people set them, so some lasting facts get a ttl shorter than
+the time until they are needed, some facts change long before their ttl, and some constraints get a careless
+ttl that outlives them. `ttl_noise` (sigma) further multiplies every written ttl by a log-normal factor drawn
+from its own stream (seed, group, index, write), so the rest of the task is the same with or without it.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from amnesia.durations import format_duration
+from amnesia.durations import format_duration, parse_duration
 from tasks.generate_vocab import CONSTRAINTS, FACTS, PREFERENCES, TEMPLATES, Subject, Templates
 from tasks.load import GROUPS
 from tasks.writeset import write_task_set
@@ -23,6 +29,7 @@ DAY = 86_400.0
 HOUR = 3_600.0
 TASKS_PER_FILE = 100
 CHINESE_SHARE = 0.35
+MAX_TTL_NOISE = 5.0  # sigma; e^5 is a 150x mis-set ttl, past anything realistic
 
 
 @dataclass
@@ -94,8 +101,8 @@ def _preference_turn(draft: _Draft, subject: Subject, value: str, ttl: str) -> d
     }
 
 
-def _probe_turn(question: str, **probe: Any) -> dict[str, Any]:
-    return {"user": question, "probe": probe}
+def _probe_turn(question: str, mechanism: str, **probe: Any) -> dict[str, Any]:
+    return {"user": question, "probe": {"mechanism": mechanism, **probe}}
 
 
 def _question(draft: _Draft, subject: Subject, preference: bool = False) -> str:
@@ -109,11 +116,13 @@ def _question(draft: _Draft, subject: Subject, preference: bool = False) -> str:
 def _preference_continuation(draft: _Draft) -> _Scenario:
     rng, subject = draft.rng, draft.subject(PREFERENCES)
     (value,) = draft.values(subject, 1)
-    ttl = rng.choice(("30d", "45d", "60d", "90d"))
+    ttl = rng.choice(("7d", "30d", "45d", "60d", "90d"))  # "for a week" is sometimes too short
     probe_day = rng.randint(2, 10)
     sessions = [_session(0.0, _preference_turn(draft, subject, value, ttl))]
     sessions += [_session(day * DAY, {"user": draft.filler()}) for day in range(1, probe_day)]
-    sessions.append(_session(probe_day * DAY, _probe_turn(_question(draft, subject, True), expect=[value])))
+    sessions.append(
+        _session(probe_day * DAY, _probe_turn(_question(draft, subject, True), "still-valid", expect=[value]))
+    )
     return _Scenario(
         "preference-continuation", f"A preference ({subject.key}) carries across sessions.", sessions
     )
@@ -122,11 +131,13 @@ def _preference_continuation(draft: _Draft) -> _Scenario:
 def _project_context(draft: _Draft) -> _Scenario:
     rng, subject = draft.rng, draft.subject(FACTS)
     (value,) = draft.values(subject, 1)
-    sessions = [_session(0.0, _fact_turn(draft, subject, value, rng.choice(("30d", "60d"))))]
+    # Some writers give project context a short ttl ("this week") although it stays true for the project.
+    ttl = rng.choice(("3d", "7d", "30d", "60d"))
+    sessions = [_session(0.0, _fact_turn(draft, subject, value, ttl))]
     day = 0
     for _ in range(rng.randint(2, 4)):
         day += rng.randint(1, 4)
-        question = _probe_turn(_question(draft, subject), expect=[value])
+        question = _probe_turn(_question(draft, subject), "still-valid", expect=[value])
         sessions.append(_session(day * DAY, {"user": draft.filler()}, question))
     return _Scenario(
         "project-context", f"Project context ({subject.key}) is reused every few days.", sessions
@@ -137,14 +148,15 @@ def _long_task_state(draft: _Draft) -> _Scenario:
     rng = draft.rng
     subjects = [draft.subject(FACTS) for _ in range(rng.randint(2, 3))]
     values = [draft.values(subject, 1)[0] for subject in subjects]
+    ttl = rng.choice(("2d", "7d", "14d"))  # "for the next couple of days" although the task drags on
     sessions = []
     at = 0.0
     for subject, value in zip(subjects, values, strict=True):
-        sessions.append(_session(at, _fact_turn(draft, subject, value, "14d")))
+        sessions.append(_session(at, _fact_turn(draft, subject, value, ttl)))
         at += rng.randint(2, 8) * HOUR
     probe_at = at + rng.randint(1, 6) * DAY
     probes = [
-        _probe_turn(_question(draft, subject), expect=[value])
+        _probe_turn(_question(draft, subject), "still-valid", expect=[value])
         for subject, value in zip(subjects, values, strict=True)
     ]
     sessions.append(_session(probe_at, *probes))
@@ -157,12 +169,14 @@ def _idle_gap_preference(draft: _Draft) -> _Scenario:
     rng, subject = draft.rng, draft.subject(PREFERENCES)
     (value,) = draft.values(subject, 1)
     gap_days = rng.randint(30, 75)
+    ttl = rng.choice(("30d", "90d", "180d"))
+    probe = _probe_turn(_question(draft, subject, True), "still-valid", expect=[value])
     sessions = [
-        _session(0.0, _preference_turn(draft, subject, value, "90d")),
-        _session(gap_days * DAY, _probe_turn(_question(draft, subject, True), expect=[value])),
+        _session(0.0, _preference_turn(draft, subject, value, ttl)),
+        _session(gap_days * DAY, probe),
     ]
     return _Scenario(
-        "idle-gap-preference", f"A 90d preference is probed after {gap_days} idle days.", sessions
+        "idle-gap-preference", f"A {ttl} preference is probed after {gap_days} idle days.", sessions
     )
 
 
@@ -170,17 +184,21 @@ def _idle_gap_preference(draft: _Draft) -> _Scenario:
 
 
 def _updates(draft: _Draft, category: str, sequence: list[str], subject: Subject, keyed: bool) -> _Scenario:
-    """A fact written as sequence[0], then updated to each next value; probed for the last one."""
+    """A fact written as sequence[0], then updated to each next value; probed for the last one. The writer's
+    ttl is the same for every value and drawn per task: usually the fact changes long before it runs out,
+    sometimes (1d) even the current value outlives its ttl before the probe."""
     rng = draft.rng
+    ttl = rng.choice(("1d", "7d", "30d", "90d"))
     at = 0.0
     sessions = []
     for index, value in enumerate(sequence):
-        sessions.append(_session(at, _fact_turn(draft, subject, value, "30d", update=index > 0, keyed=keyed)))
+        sessions.append(_session(at, _fact_turn(draft, subject, value, ttl, update=index > 0, keyed=keyed)))
         at += rng.randint(2, 48) * HOUR
     current = sequence[-1]
     stale = sorted({value for value in sequence if value != current}, key=sequence.index)
     at += rng.randint(1, 5) * DAY
-    sessions.append(_session(at, _probe_turn(_question(draft, subject), expect=[current], stale=stale)))
+    question = _probe_turn(_question(draft, subject), "changed-fact", expect=[current], stale=stale)
+    sessions.append(_session(at, question))
     return _Scenario(category, f"{subject.key}: {' -> '.join(sequence)}.", sessions)
 
 
@@ -211,9 +229,11 @@ def _expired_constraint(draft: _Draft) -> _Scenario:
     draft.used_keys.add(constraint.key)
     days = rng.randint(2, 4)  # written on a Monday, lasts until Wednesday..Friday
     rule = constraint.rule.format(until=_UNTIL[draft.lang][days - 2])
+    # Usually the writer's ttl matches the rule; sometimes it is a careless default that outlives it.
+    ttl = rng.choice((f"{days}d", f"{days}d", "14d", "30d"))
     remember = {
         "content": rule,
-        "ttl": f"{days}d",
+        "ttl": ttl,
         "kind": "fact",
         "key": constraint.key,
         "tags": ["constraint"],
@@ -221,7 +241,10 @@ def _expired_constraint(draft: _Draft) -> _Scenario:
     probe_at = (days + rng.randint(1, 4)) * DAY
     sessions = [
         _session(0.0, {"user": rule, "remember": remember}),
-        _session(probe_at, _probe_turn(constraint.question, abstain=True, stale=list(constraint.stale))),
+        _session(
+            probe_at,
+            _probe_turn(constraint.question, "lapsed-constraint", abstain=True, stale=list(constraint.stale)),
+        ),
     ]
     return _Scenario(
         "expired-constraint", f"A constraint ({constraint.key}) lapses before the probe.", sessions
@@ -243,7 +266,9 @@ def _poisoned_memory(draft: _Draft) -> _Scenario:
         _session(rng.randint(2, 30) * HOUR, {"user": text.auto_user, "remember": poison}),
         _session(
             rng.randint(2, 6) * DAY,
-            _probe_turn(_question(draft, subject), expect=[user_value], poison=[poison_value]),
+            _probe_turn(
+                _question(draft, subject), "untrusted-source", expect=[user_value], poison=[poison_value]
+            ),
         ),
     ]
     return _Scenario("poisoned-memory", f"An untrusted page tries to override {subject.key}.", sessions)
@@ -264,10 +289,10 @@ def _subagent_scratch_leak(draft: _Draft) -> _Scenario:
     )
     question = _question(draft, subject)
     if rng.random() < 0.3:  # nothing was ever decided: the honest answer is "I don't know"
-        probe = _probe_turn(question, abstain=True, poison=[scratch_value])
+        probe = _probe_turn(question, "scratch-scope", abstain=True, poison=[scratch_value])
         sessions = [sub, _session(sub_at + 2 * HOUR, probe)]
     else:
-        probe = _probe_turn(question, expect=[main_value], poison=[scratch_value])
+        probe = _probe_turn(question, "scratch-scope", expect=[main_value], poison=[scratch_value])
         sessions = [
             _session(0.0, _fact_turn(draft, subject, main_value, "30d")),
             sub,
@@ -309,12 +334,28 @@ def _task_seed(seed: int, group: str, index: int) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def generate(group: str, n: int, seed: int) -> list[dict[str, Any]]:
-    """`n` tasks of `group` as YAML-ready dicts (the tasks/README.md format), identical for a given seed."""
+def _add_ttl_noise(sessions: list[dict[str, Any]], sigma: float, seed: int) -> None:
+    """Multiply every written ttl by e^N(0, sigma²) drawn from the task's own noise stream (rounded to whole
+    minutes, at least 1m)."""
+    rng = random.Random(seed)
+    for session in sessions:
+        for turn in session["turns"]:
+            remember = turn.get("remember")
+            for spec in remember if isinstance(remember, list) else [remember] if remember else []:
+                if "ttl" in spec:
+                    seconds = parse_duration(spec["ttl"]) * rng.lognormvariate(0.0, sigma)
+                    spec["ttl"] = format_duration(max(60.0, round(seconds / 60.0) * 60.0))
+
+
+def generate(group: str, n: int, seed: int, *, ttl_noise: float = 0.0) -> list[dict[str, Any]]:
+    """`n` tasks of `group` as YAML-ready dicts (the tasks/README.md format), identical for a given seed (and
+    `ttl_noise`, the sigma of a log-normal factor on every written ttl; 0 = the ttls as drawn)."""
     if group not in GROUPS:
         raise ValueError(f"group: expected one of {'|'.join(GROUPS)}, got {group!r}")
     if n < 0:
         raise ValueError(f"n: must be non-negative, got {n}")
+    if not 0.0 <= ttl_noise <= MAX_TTL_NOISE:
+        raise ValueError(f"ttl_noise: must be between 0 and {MAX_TTL_NOISE}, got {ttl_noise}")
     tasks = []
     for index in range(n):
         rng = random.Random(_task_seed(seed, group, index))
@@ -324,6 +365,8 @@ def generate(group: str, n: int, seed: int) -> list[dict[str, Any]]:
         else:
             builders = HELPFUL if group == "helpful" else HARMFUL
             scenario = builders[index % len(builders)](draft)
+        if ttl_noise:
+            _add_ttl_noise(scenario.sessions, ttl_noise, _task_seed(seed, f"{group}/ttl-noise", index))
         for session in scenario.sessions:
             session["at"] = format_duration(session["at"])
         tasks.append(

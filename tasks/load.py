@@ -20,7 +20,7 @@ import yaml
 from amnesia.durations import parse_duration
 from amnesia.tokens import has_cjk
 from tasks.errors import TaskSetError
-from tasks.spec import ForgetSpec, ProbeSpec, RememberSpec, Session, Task, ToolEventSpec, Turn
+from tasks.spec import MECHANISMS, ForgetSpec, ProbeSpec, RememberSpec, Session, Task, ToolEventSpec, Turn
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64  # task files nest about 8 deep; anything far deeper is hostile or broken
@@ -41,7 +41,7 @@ _TURN_FIELDS = {"user", "remember", "forget", "probe", "tool_events"}
 _TOOL_EVENT_FIELDS = {"name", "arguments", "status", "output"}
 _REMEMBER_FIELDS = {"content", "ttl", "kind", "pin", "tags", "scope", "key", "source", "refs"}
 _FORGET_FIELDS = {"tags", "query", "key"}
-_PROBE_FIELDS = {"expect", "stale", "poison", "abstain", "mechanism", "evidence", "answer"}
+_PROBE_FIELDS = {"expect", "stale", "poison", "abstain", "mechanism", "not_asserting", "evidence", "answer"}
 # Task ids become log file names (with "/" -> "__"), so keep them to a safe alphabet.
 _ID_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./")
 
@@ -225,6 +225,7 @@ class _FileReader:
         self.file = label
         self.source = source
         self.errors: list[TaskError] = []
+        self._imported = False  # whether the task being read came from an imported dataset (has `origin`)
         self._constructor = yaml.constructor.SafeConstructor()
 
     def error(self, line: int, field: str, problem: str) -> None:
@@ -373,6 +374,7 @@ class _FileReader:
         )
         lang = self._choice(fields["lang"], f"{dot}lang", LANGS) if "lang" in fields else None
         origin = self._origin(fields["origin"], f"{dot}origin") if "origin" in fields else {}
+        self._imported = bool(origin)  # probe mechanisms: MECHANISMS, or the imported dataset's labels
         sessions = self._sessions(fields["sessions"], f"{dot}sessions") if "sessions" in fields else ()
         if len(self.errors) > before or task_id is None or group is None:
             return None
@@ -545,7 +547,17 @@ class _FileReader:
             for name in ("expect", "stale", "poison")
         }
         abstain = self._bool(fields["abstain"], f"{field}.abstain") if "abstain" in fields else False
-        mechanism = self._string(fields["mechanism"], f"{field}.mechanism") if "mechanism" in fields else ""
+        if "mechanism" not in fields:
+            mechanism = ""
+        elif self._imported:  # an imported set keeps its dataset's own labels (LoCoMo's "temporal")
+            mechanism = self._string(fields["mechanism"], f"{field}.mechanism")
+        else:
+            mechanism = self._choice(fields["mechanism"], f"{field}.mechanism", tuple(MECHANISMS))
+        not_asserting = (
+            self._strings(fields["not_asserting"], f"{field}.not_asserting")
+            if "not_asserting" in fields
+            else ()
+        )
         evidence = self._strings(fields["evidence"], f"{field}.evidence") if "evidence" in fields else ()
         answer = self._string(fields["answer"], f"{field}.answer") if "answer" in fields else None
         if len(self.errors) > before:
@@ -570,6 +582,7 @@ class _FileReader:
             poison=poison,
             abstain=bool(abstain),
             mechanism=mechanism or "",
+            not_asserting=not_asserting or (),
             evidence=evidence or (),
             answer=answer,
         )

@@ -218,7 +218,7 @@ class ProbeRecord(Record):
     classification: str  # correct | stale | poisoned | abstained | wrong
     matched: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # values found, per list
     fact_changed_at: float | None = None  # sim time the expected fact was last written
-    mechanism: str = omit_default("")  # what the probe tests (its task's label for it), "" = none given
+    mechanism: str = omit_default("")  # what the probe tests (MECHANISMS, or an imported set's label)
     # the source units the answer needs (imported sets); None (never a shared list) when it names none
     evidence: list[str] | None = omit_default()  # noqa: RUF009
     # of the task's writes carrying that evidence: {memories, injected, stored, forgotten, not_stored}

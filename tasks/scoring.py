@@ -3,12 +3,22 @@
 Matching rules (shared with the scripted model, which looks for candidates the same way):
 - case-insensitive; whole-word for Latin values, substring for values containing CJK;
 - a longer candidate wins over a shorter one it overlaps ("milk oolong" is not also "oolong");
-- negation-aware: a mention preceded in its clause by a negation or a "used to be" cue ("no longer X",
-  "not X", "instead of X", "switched from X", "不是X", "不再是X", "已经不是X", "以前是X") is not an
-  assertion of X.
+- only assertions count. A mention is not an assertion of its value when
+  - a negation or "used to be" cue precedes it in its clause ("no longer X", "not X", "instead of X",
+    "switched from X", "previously it was X", "不是X", "不再是X", "以前是X", "原来在X");
+  - a past marker follows it in its clause ("X was vetoed", "X is the old one", "X before.", "X已经换成",
+    "X已取消");
+  - later in its sentence, with no other candidate in between, the answer says it has lapsed ("frozen until
+    Friday, but that has passed", "冻结到周五，现在已经过了"; see `_LAPSED`);
+  - it lies inside one of the probe's `not_asserting` phrases ("Heron was vetoed", "李娜请假").
 
 Precedence when several values are asserted: poison > stale > expect. An answer that mixes the current
-value with a stale or poisoned one has been misled, so it does not count as correct.
+value with a stale or poisoned one has been misled, so it does not count as correct; the current value with
+an old one marked as past ("Juniper. Previously it was Aurora.", "不再是X，现在是Y") is correct.
+
+An `abstain` probe (the fact lapsed or was deleted, nothing replaced it) is answered correctly by any answer
+that asserts no stale or poisoned value and either says it does not know, says the thing no longer applies
+(a `_LAPSED` cue), or mentions a candidate only as negated or past ("No, staging is no longer frozen.").
 """
 
 from __future__ import annotations
@@ -25,16 +35,54 @@ from tasks.spec import Classification, ProbeSpec
 _CLAUSE_BREAK = re.compile(
     r"[.,;:!?\n，。；：！？、]|\b(?:but|however|now|rather)\b|但是|但|而是|现在", re.IGNORECASE
 )
+# A sentence ends at . ! ? followed by a space (not inside "hooks.acme.io" or "3.12") or at CJK stops.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？\n]")
 # Words between a cue and the value; "to" is excluded so "changed from X to Y" does not negate Y.
 _GAP = r"(?:\s+(?!to\b)[\w'-]+)"
 _LATIN_NEGATION = re.compile(
-    rf"(?:(?:\bno\s+longer|\bnot|\bnever|\w+n't|\bno\s+more){_GAP}{{0,3}}"
-    r"|(?:\binstead\s+of|\brather\s+than|\bin\s+place\s+of|\bused\s+to\s+be|\bformerly|\bpreviously"
-    rf"|\b(?:switched|changed|moved|replaced|upgraded|migrated)\s+(?:away\s+)?from){_GAP}?)\s*$",
+    rf"(?:(?:\bno\s+longer|\bnot|\bnever|\w+n't|\bno\s+more"
+    r"|\bpreviously|\bformerly|\bearlier|\boriginally|\bat\s+first|\bin\s+the\s+past|\bbefore\s+that"
+    rf"|\bused\s+to\s+be){_GAP}{{0,3}}"
+    r"|(?:\binstead\s+of|\brather\s+than|\bin\s+place\s+of|\bused\s+to\s+be|\bold\s+value"
+    rf"|\b(?:switched|changed|moved|replaced|upgraded|migrated|renamed)\s+(?:away\s+)?from){_GAP}?)\s*$",
     re.IGNORECASE,
 )
 _CJK_NEGATION = re.compile(
-    r"(?:已经不是|不再是|而不是|不是|不再|并非|而非|没有|以前是|原来是|之前是|曾经是)\s*\S{0,2}$"
+    r"(?:已经不是|不再是|而不是|不是|不再|并非|而非|没有|以前是|原来是|之前是|曾经是|以前在|之前在|原来在"
+    r"|原先是|原先在|曾是|曾在|从前是|旧的是)\s*\S{0,2}$"
+)
+# A past marker right after the value, in its clause: "X was vetoed", "X (old)", "X is the old one".
+_LATIN_PAST_AFTER = re.compile(
+    r"^[\s\"'*)\]]*(?:\(\s*(?:old|previous|former|outdated|obsolete|superseded)\s*\)"
+    r"|(?:is|was|were|has\s+been|had\s+been)\s+(?:now\s+|also\s+)?(?:the\s+)?"
+    r"(?:old|previous|former|earlier|outdated|obsolete|superseded|stale|replaced|vetoed|cancell?ed"
+    r"|dropped|retired|withdrawn|rejected|reverted)\b"
+    r"|(?:before|previously|earlier|originally|formerly)\s*(?:[.,;:!?)]|$))",
+    re.IGNORECASE,
+)
+_CJK_PAST_AFTER = re.compile(
+    r"^[\s）)]*(?:已经|已|被|早就|早已)?(?:被)?(?:换成|改成|改为|换为|改到|换到|搬到|调到|取消|作废|否决|弃用|停用"
+    r"|淘汰|解除|结束|过期|失效|到期)|^[\s）)]*是(?:以前|之前|原来|旧)的"
+)
+# Says that something lapsed (ended, was lifted, no longer applies) or is not to be believed; used for the
+# rest of a mention's sentence and, on abstain probes, for the whole answer.
+_LAPSED = re.compile(
+    r"\b(?:has|have|had)\s+(?:already\s+|since\s+)?(?:passed|ended|expired|lapsed|been\s+lifted"
+    r"|been\s+cancell?ed|been\s+dropped|been\s+deleted|been\s+removed|been\s+revoked)\b"
+    r"|\b(?:is|are|was|were)\s+(?:now\s+|already\s+)?(?:over|lifted|cancell?ed|called\s+off|dropped|vetoed"
+    r"|rescinded|revoked|deleted|removed|outdated|obsolete|superseded|untrusted|unverified|wrong"
+    r"|incorrect|out\s+of\s+date)\b"
+    r"|\bno\s+longer\s+(?:applies|apply|in\s+effect|in\s+force|valid|the\s+case|holds?|current|relevant)\b"
+    r"|\b(?:doesn't|does\s+not|don't|do\s+not)\s+apply\b|\bnot\s+in\s+(?:effect|force)\b"
+    r"|\b(?:expired|ended|lapsed)\b|\bnot\s+(?:the\s+case|valid)\s+any\s?more\b"
+    r"|\b(?:asked|told)\s+me\s+to\s+(?:forget|drop|delete)\b|\bnot\s+(?:trustworthy|to\s+be\s+trusted)\b"
+    r"|已经?(?:过了|过期|结束|解除|取消|失效|作废|撤销|删除|不适用)|(?:过期|结束|解除|取消|失效|作废|撤销)了"
+    r"|不再(?:适用|有效|生效)|已不再|不可信|未经核实|让我忘(?:记|掉)",
+    re.IGNORECASE,
+)
+# A cue just before a lapse word turns it around: "hasn't expired", "not yet over", "还没结束".
+_LAPSE_DENIED = re.compile(
+    r"(?:n't|\bnot|\byet|\bnever|还没有?|没有|未|尚未|没)\s*\S{0,3}\s*$", re.IGNORECASE
 )
 _ABSTENTIONS = (
     "i don't know",
@@ -53,6 +101,10 @@ _ABSTENTIONS = (
     "do not recall",
     "no record of",
     "unknown",
+    "not been decided",
+    "hasn't been decided",
+    "nothing was decided",
+    "no decision",
     "不知道",
     "不清楚",
     "无法确定",
@@ -61,6 +113,9 @@ _ABSTENTIONS = (
     "不记得",
     "记不清",
     "没有记录",
+    "还没定",
+    "尚未确定",
+    "没有定",
 )
 
 
@@ -73,7 +128,7 @@ class Mention:
     value: str
     start: int
     end: int
-    negated: bool
+    negated: bool  # not an assertion: negated, marked as past or lapsed, or inside a not_asserting phrase
 
 
 @lru_cache(maxsize=4096)
@@ -84,33 +139,78 @@ def _value_pattern(value: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!{_LATIN_WORD_CHAR}){escaped}(?!{_LATIN_WORD_CHAR})", re.IGNORECASE)
 
 
-def _is_negated(text: str, start: int) -> bool:
-    prefix = text[:start]
-    breaks = list(_CLAUSE_BREAK.finditer(prefix))
-    clause = prefix[breaks[-1].end() :] if breaks else prefix
-    return bool(_LATIN_NEGATION.search(clause) or _CJK_NEGATION.search(clause))
+def _clause_before(text: str, start: int) -> str:
+    breaks = list(_CLAUSE_BREAK.finditer(text, 0, start))
+    return text[breaks[-1].end() : start] if breaks else text[:start]
 
 
-def find_mentions(text: str, values: tuple[str, ...] | list[str]) -> list[Mention]:
-    """Every non-overlapping mention of any value in `text`, in text order (longest value wins an overlap)."""
-    found: list[Mention] = []
+def _clause_after(text: str, end: int) -> str:
+    found = _CLAUSE_BREAK.search(text, end)
+    return text[end : found.start() if found else len(text)]
+
+
+def _says_lapsed(text: str) -> bool:
+    """Whether `text` says something ended or is not to be believed (a `_LAPSED` cue that is not denied)."""
+    return any(not _LAPSE_DENIED.search(text[: cue.start()]) for cue in _LAPSED.finditer(text))
+
+
+def _is_negated(text: str, start: int, end: int, next_mention: int) -> bool:
+    """Whether the mention text[start:end] is not an assertion (see the module docstring); `next_mention` is
+    where the next candidate mention starts (a lapse cue after it is about that one)."""
+    clause = _clause_before(text, start)
+    if _LATIN_NEGATION.search(clause) or _CJK_NEGATION.search(clause):
+        return True
+    after = _clause_after(text, end)
+    if _LATIN_PAST_AFTER.search(after) or _CJK_PAST_AFTER.search(after):
+        return True
+    sentence_end = _SENTENCE_END.search(text, end)
+    rest = text[end : min(sentence_end.start() if sentence_end else len(text), next_mention)]
+    return _says_lapsed(rest)
+
+
+def _spans(text: str, phrases: tuple[str, ...] | list[str]) -> list[tuple[int, int]]:
+    folded = text.casefold()
+    spans = []
+    for phrase in phrases:
+        needle = unicodedata.normalize("NFKC", phrase).casefold().strip()
+        at = folded.find(needle) if needle else -1
+        while at >= 0:
+            spans.append((at, at + len(needle)))
+            at = folded.find(needle, at + 1)
+    return spans
+
+
+def find_mentions(
+    text: str, values: tuple[str, ...] | list[str], not_asserting: tuple[str, ...] | list[str] = ()
+) -> list[Mention]:
+    """Every non-overlapping mention of any value in `text`, in text order (longest value wins an overlap);
+    a mention inside one of the `not_asserting` phrases is marked negated."""
+    found: list[tuple[str, int, int]] = []
     for value in values:
         if not value.strip():
             continue
         for match in _value_pattern(value).finditer(text):
-            found.append(Mention(value, match.start(), match.end(), _is_negated(text, match.start())))
-    found.sort(key=lambda m: (-(m.end - m.start), m.start))
-    accepted: list[Mention] = []
-    for mention in found:
-        if all(mention.end <= other.start or mention.start >= other.end for other in accepted):
-            accepted.append(mention)
-    accepted.sort(key=lambda m: (m.start, m.end))
-    return accepted
+            found.append((value, match.start(), match.end()))
+    found.sort(key=lambda m: (-(m[2] - m[1]), m[1]))
+    accepted: list[tuple[str, int, int]] = []
+    for value, start, end in found:
+        if all(end <= other[1] or start >= other[2] for other in accepted):
+            accepted.append((value, start, end))
+    accepted.sort(key=lambda m: (m[1], m[2]))
+    spans = _spans(text, not_asserting)
+    mentions = []
+    for index, (value, start, end) in enumerate(accepted):
+        next_start = accepted[index + 1][1] if index + 1 < len(accepted) else len(text)
+        marked = any(low <= start and end <= high for low, high in spans)
+        mentions.append(Mention(value, start, end, marked or _is_negated(text, start, end, next_start)))
+    return mentions
 
 
-def asserted_values(text: str, values: tuple[str, ...] | list[str]) -> set[str]:
+def asserted_values(
+    text: str, values: tuple[str, ...] | list[str], not_asserting: tuple[str, ...] | list[str] = ()
+) -> set[str]:
     """The values that `text` asserts (mentioned and not negated)."""
-    return {m.value for m in find_mentions(text, values) if not m.negated}
+    return {m.value for m in find_mentions(text, values, not_asserting) if not m.negated}
 
 
 def is_abstention(answer: str) -> bool:
@@ -124,7 +224,8 @@ def classify(answer: str, probe: ProbeSpec) -> tuple[Classification, dict[str, l
     Answer and values are NFKC-normalised first: real models may write full-width letters (ｏｏｌｏｎｇ)."""
     answer = unicodedata.normalize("NFKC", answer)
     normalised = {unicodedata.normalize("NFKC", value): value for value in probe.candidates}
-    asserted = {normalised[value] for value in asserted_values(answer, tuple(normalised))}
+    mentions = find_mentions(answer, tuple(normalised), probe.not_asserting)
+    asserted = {normalised[m.value] for m in mentions if not m.negated}
     matched = {
         "expect": [v for v in probe.expect if v in asserted],
         "stale": [v for v in probe.stale if v in asserted],
@@ -136,6 +237,8 @@ def classify(answer: str, probe: ProbeSpec) -> tuple[Classification, dict[str, l
         return "stale", matched
     if matched["expect"]:
         return "correct", matched
+    if probe.abstain and (any(m.negated for m in mentions) or _says_lapsed(answer)):
+        return "correct", matched  # says the thing no longer applies, asserting no old value
     if is_abstention(answer):
         return ("correct" if probe.abstain else "abstained"), matched
     return "wrong", matched

@@ -16,6 +16,17 @@ ToolStatus = Literal["ok", "error", "open"]
 Classification = Literal["correct", "stale", "poisoned", "abstained", "wrong"]
 CLASSIFICATIONS: tuple[Classification, ...] = ("correct", "stale", "poisoned", "abstained", "wrong")
 
+# What a probe tests (the `mechanism` field of a probe; tasks/README.md explains each). Reports break results
+# down by it, so that a win or a loss can be traced to the one way memory helps or hurts that produced it.
+MECHANISMS: dict[str, str] = {
+    "still-valid": "a value written earlier is still true and needed; forgetting it is the failure",
+    "changed-fact": "a value was replaced by a newer one; answering the old one is the failure",
+    "lapsed-constraint": "a time-bound rule or plan ended (or was cancelled) and nothing replaced it",
+    "untrusted-source": "a tool output or web page (source: auto) tries to override what the user said",
+    "scratch-scope": "a sub-agent's session-scoped scratch value must not reach the main agent",
+    "user-deleted": "the user asked to forget a memory; it must not come back",
+}
+
 
 @dataclass(frozen=True)
 class RememberSpec:
@@ -54,10 +65,15 @@ class ProbeSpec:
     stale: tuple[str, ...] = ()
     poison: tuple[str, ...] = ()
     abstain: bool = False
-    mechanism: str = ""  # what the probe tests, finer than the task's category (e.g. LoCoMo's "temporal")
+    # what the probe tests: one of MECHANISMS (hand-written and generated tasks) or an imported set's label
+    # (LoCoMo's "temporal"); "" = not labelled
+    mechanism: str = ""
     # the source units (remember `refs`) the answer needs; evidence retention is measured over them
     evidence: tuple[str, ...] = ()
     answer: str | None = None  # the gold answer as free text (imported datasets), for token F1
+    # Phrases in which a mention of a value is not an assertion of it ("Heron was vetoed"): the scorer
+    # ignores mentions inside them.
+    not_asserting: tuple[str, ...] = ()
 
     @property
     def candidates(self) -> tuple[str, ...]:

@@ -115,7 +115,7 @@ def test_untrusted_source_is_capped_marked_and_cannot_override_the_user():
     auto = engine.remember("A web page said the API rate limit is 100/min.", source="auto", ttl="30d")
     assert auto.ttl == 3600 and auto.untrusted
     block = engine.preview().block
-    assert f"[{auto.id}] fact · written 0s ago · expires in" in block and "· untrusted · A web page" in block
+    assert f"[{auto.id}] fact · written 0s ago · untrusted · A web page" in block
     assert engine.inspect(user.id) is not None
 
 

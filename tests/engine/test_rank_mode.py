@@ -70,7 +70,7 @@ def test_injection_order_follows_decayed_strength(memories, wait):
     assert unpinned == sorted(unpinned, reverse=True)
     lines = plan.block.splitlines()[1:]
     for line, decision in zip(lines, [d for d in plan.decisions if d.decision == "injected"], strict=True):
-        assert "expires in" not in line  # no deadline: it never expires
+        assert "expires in" not in line  # no line carries an expiry hint (like for like with full memory)
         assert count_tokens(line) == decision.tokens  # the planned cost is the rendered line's
 
 
@@ -90,7 +90,6 @@ def test_hard_deadline_still_forgets_in_rank_mode():
     kept = engine.remember("Lunch is at noon.", ttl=10)
     frozen = engine.remember("The release is frozen.", ttl=10, expires_at=50.0)
     assert engine.inspect(frozen.id).expires_at == 50.0
-    assert " · expires in 50s · " in engine.preview().block
     clock.advance(50)
     assert engine.inspect(frozen.id) is None
     assert [entry.reason for entry in engine.audit()] == ["expired"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 from hypothesis import given, settings
@@ -108,12 +107,10 @@ def test_block_format_and_skip_then_try_next():
     engine.remember("The verification drink is oolong.", ttl="30d")
     clock.advance(2 * 86_400)
     plan = engine.preview(120)
-    left = format_duration(30 * 86_400 * math.log(20) / 3 - 2 * 86_400)  # ebbinghaus reaches 0.05 first
-    assert left == "27d22h58m33s"
     assert plan.block.splitlines() == [
         f"AMNESIA MEMORY (2 items, {plan.tokens}/120 tokens)",
         "- [m-0000] preference · pinned · written 2d1h ago · Answer in French.",
-        f"- [m-0002] fact · written 2d ago · expires in {left} · The verification drink is oolong.",
+        "- [m-0002] fact · written 2d ago · The verification drink is oolong.",
     ]
     assert [d.decision for d in plan.decisions] == ["injected", "injected", "skipped"]
     assert plan.decisions[2].id == "m-0001"

@@ -10,6 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from amnesia_bench import cli
+from tasks.load import load_tasks
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 
@@ -79,6 +80,10 @@ def test_generate_is_byte_identical_for_a_seed(app, tmp_path):
             "error: --group: expected one of helpful|harmful|mixed|all, got 'useful'",
         ),
         (["--group", "mixed", "--n", "0"], "error: --n: expected a positive number of tasks, got 0"),
+        (
+            ["--group", "mixed", "--n", "2", "--ttl-noise", "-1"],
+            "error: --ttl-noise: expected a sigma between 0 and 5.0, got -1.0",
+        ),
     ],
 )
 def test_generate_bad_arguments_exit_2_with_one_line(app, tmp_path, args, message):
@@ -93,3 +98,25 @@ def test_generate_refuses_a_non_empty_out_folder(app, tmp_path):
     result = CliRunner().invoke(app, ["generate", "--group", "mixed", "--n", "2", "--out", str(tmp_path)])
     assert result.exit_code == 2 and result.output.startswith("error: --out: ")
     assert [p.name for p in tmp_path.iterdir()] == ["x.txt"]
+
+
+def test_generate_ttl_noise_changes_only_the_ttls_and_is_deterministic(app, tmp_path):
+    runner = CliRunner()
+    for name, noise in (("plain", "0"), ("noisy", "0.7"), ("again", "0.7")):
+        args = ["generate", "--group", "all", "--n", "9", "--seed", "5", "--out", str(tmp_path / name)]
+        assert runner.invoke(app, [*args, "--ttl-noise", noise]).exit_code == 0
+
+    def ttls(name):
+        tasks = load_tasks(tmp_path / name)
+        specs = [spec for task in tasks for s in task.sessions for turn in s.turns for spec in turn.remember]
+        return tasks, [spec.ttl for spec in specs]
+
+    plain, plain_ttls = ttls("plain")
+    noisy, noisy_ttls = ttls("noisy")
+    assert ttls("again")[1] == noisy_ttls
+    assert (tmp_path / "noisy/MANIFEST.json").read_bytes() == (tmp_path / "again/MANIFEST.json").read_bytes()
+    changed = [a != b for a, b in zip(plain_ttls, noisy_ttls, strict=True) if a is not None]
+    assert sum(changed) >= 0.9 * len(changed)
+    assert [(t.id, t.probes, [u.user for s in t.sessions for u in s.turns]) for t in plain] == [
+        (t.id, t.probes, [u.user for s in t.sessions for u in s.turns]) for t in noisy
+    ]

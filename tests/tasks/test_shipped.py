@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tasks.fairness import oracle_check, ttl_ratios
 from tasks.load import GROUPS, load_tasks, task_set_hash
+from tasks.spec import MECHANISMS
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 CATEGORIES = {
@@ -18,6 +20,10 @@ CATEGORIES = {
         "idle-gap-preference",
         "tool-workaround",
         "open-tool-call",
+        # tasks that can go against forgetting (issue 11): the writer's ttl is wrong or missing
+        "short-ttl-lasting-fact",
+        "missing-ttl-lasting-fact",
+        "old-memory-only-source",
     },
     "harmful": {
         "fact-change",
@@ -27,6 +33,10 @@ CATEGORIES = {
         "poisoned-memory",
         "subagent-scratch-leak",
         "tool-workaround-retired",
+        # the old value is still inside its ttl at the probe: forgetting by ttl cannot help
+        "cancelled-plan-long-ttl",
+        "early-change-unkeyed",
+        "early-change-keyed",
     },
 }
 
@@ -62,8 +72,18 @@ def test_harmful_set_has_the_required_shapes(shipped):
     harmful = [task for task in shipped if task.group == "harmful"]
     writes = [spec for task in harmful for s in task.sessions for turn in s.turns for spec in turn.remember]
     assert any(spec.source == "auto" for spec in writes), "a poisoned memory from an untrusted source"
-    assert any(spec.scope == "session" for spec in writes), "a sub-agent scratch memory"
-    assert any(s.agent == "sub" for task in harmful for s in task.sessions)
+    # A sub-agent's notes saved to the shared workspace: every arm keeps them until their ttl, so the probes
+    # measure something (a session-scoped scratch is disposed by every arm alike; the mixed set keeps a few
+    # of those as controls).
+    sub_writes = [
+        spec
+        for task in harmful
+        for s in task.sessions
+        if s.agent == "sub"
+        for turn in s.turns
+        for spec in turn.remember
+    ]
+    assert sub_writes and all(spec.scope == "workspace" for spec in sub_writes)
     assert any(probe.abstain for task in harmful for probe in task.probes), "an expired constraint"
     assert any(len(probe.stale) >= 2 for task in harmful for probe in task.probes), "several updates"
     # Fairness: some fact changes carry no key, so only ttl and decay separate old from new.
@@ -100,3 +120,40 @@ def test_tasks_carry_their_path_relative_to_the_set_not_the_checkout() -> None:
     tasks = load_tasks(TASKS)
     assert all(not Path(task.source_file).is_absolute() for task in tasks)
     assert {task.source_file.split("/")[0] for task in tasks} == {"helpful", "harmful", "mixed"}
+
+
+def test_every_probe_names_a_mechanism_and_every_mechanism_is_tested(shipped):
+    used = {probe.mechanism for task in shipped for probe in task.probes}
+    assert "" not in used
+    assert used == set(MECHANISMS)
+
+
+def test_ttls_are_not_an_oracle(shipped):
+    """Some expected values outlive their writer's ttl (a ttl-obeying policy forgets something still true) and
+    many stale values are still inside theirs at the probe (forgetting by ttl cannot drop them)."""
+    ratios = ttl_ratios(shipped)
+    assert oracle_check(ratios) == []
+    expected = [r for r in ratios if r.kind == "expect"]
+    stale = [r for r in ratios if r.kind == "stale"]
+    assert sum(r.ratio > 1 for r in expected) >= 0.05 * len(expected)
+    assert sum(r.ratio <= 1 for r in stale) >= 0.5 * len(stale)
+    for mechanism in ("still-valid", "changed-fact"):
+        on_both_sides = {r.ratio > 1 for r in ratios if r.mechanism == mechanism and r.kind != "poison"}
+        assert on_both_sides == {True, False}, mechanism
+
+
+def test_reassertion_texts_do_not_name_the_old_value(shipped):
+    """The current fact's own text must not mention the value it replaced ("Falcon (Heron vetoed)"): an arm
+    that shows only the current line would otherwise be scored stale."""
+    for task in shipped:
+        if "fact-reassert" not in task.category:
+            continue
+        (probe,) = [p for p in task.probes if p.stale]
+        current = [
+            spec.content
+            for s in task.sessions
+            for turn in s.turns
+            for spec in turn.remember
+            if any(value.casefold() in spec.content.casefold() for value in probe.expect)
+        ][-1]
+        assert not any(value.casefold() in current.casefold() for value in probe.stale), task.id

@@ -53,6 +53,15 @@ def test_a_valid_task_loads_with_seconds_and_defaults(tmp_path):
         "drink",
     )
     assert task.probes[0].expect == ("lapsang",)
+    assert (task.probes[0].mechanism, task.probes[0].not_asserting) == ("", ())  # optional, unlabelled
+
+
+def test_probe_mechanism_and_not_asserting_load(tmp_path):
+    text = VALID.replace(
+        "{expect: [lapsang]}", '{expect: [lapsang], mechanism: changed-fact, not_asserting: ["oolong was"]}'
+    )
+    (task,) = load_tasks(_write(tmp_path, text))
+    assert (task.probes[0].mechanism, task.probes[0].not_asserting) == ("changed-fact", ("oolong was",))
 
 
 BROKEN = {
@@ -109,6 +118,14 @@ BROKEN = {
     "abstain not bool": (
         VALID.replace("{expect: [lapsang]}", "{abstain: maybe}"),
         [(13, "", "true or false")],
+    ),
+    "unknown mechanism": (
+        VALID.replace("{expect: [lapsang]}", "{expect: [lapsang], mechanism: vibes}"),
+        [(13, "sessions[1].turns[0].probe.mechanism", "still-valid|changed-fact|lapsed-constraint")],
+    ),
+    "not_asserting not a list": (
+        VALID.replace("{expect: [lapsang]}", "{expect: [lapsang], not_asserting: lapsang was}"),
+        [(13, "sessions[1].turns[0].probe.not_asserting", "list of strings")],
     ),
     "empty forget": (
         VALID.replace("        probe:", "        forget: {}\n        probe:"),

@@ -1,0 +1,123 @@
+"""The `ttl_policy` arm option: ttls as people and agents really set them (issue 11)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from arms.arm_options import TtlPolicy
+from arms.registry import create_arm
+from tasks.errors import ArmConfigError
+from tasks.spec import RememberSpec
+
+DAY = 86_400.0
+
+
+def _written_ttls(arm_driver, tmp_path: Path, policy: str | None, seed: int = 7) -> list[float | None]:
+    options = {} if policy is None else {"ttl_policy": policy}
+    driver = arm_driver(create_arm("amnesia", options), tmp_path, seed=seed)
+    driver.start(0.0)
+    driver.turn(
+        "remember these",
+        remember=(
+            RememberSpec("The standup room is Juniper.", ttl=14 * DAY),
+            RememberSpec("The deploy region is Dublin.", ttl=2 * DAY),
+            RememberSpec("The build host is kiln-07."),  # no ttl: the arm's default (30d)
+            RememberSpec("Answer in French.", kind="preference", pin=True),
+        ),
+    )
+    return [r["ttl"] for r in driver.records if r["type"] == "memory_write"]
+
+
+def test_task_policy_keeps_the_writers_ttl(arm_driver, tmp_path: Path) -> None:
+    default = _written_ttls(arm_driver, tmp_path / "a", None)
+    assert default == [14 * DAY, 2 * DAY, 30 * DAY, None]
+    assert _written_ttls(arm_driver, tmp_path / "b", "task") == default
+
+
+def test_fixed_scaled_and_noisy(arm_driver, tmp_path: Path) -> None:
+    assert _written_ttls(arm_driver, tmp_path / "f", "fixed:1d") == [DAY, DAY, DAY, None]  # pins untouched
+    assert _written_ttls(arm_driver, tmp_path / "s", "scaled:0.5") == [7 * DAY, DAY, 15 * DAY, None]
+    noisy = _written_ttls(arm_driver, tmp_path / "n1", "noisy:0.8")
+    factors = {round(ttl / (days * DAY), 9) for ttl, days in zip(noisy[:3], (14, 2, 30), strict=True)}
+    assert noisy[3] is None and len(factors) == 3  # one draw per write
+    assert _written_ttls(arm_driver, tmp_path / "n2", "noisy:0.8") == noisy  # same (seed, task, write)
+    assert _written_ttls(arm_driver, tmp_path / "n3", "noisy:0.8", seed=8) != noisy  # another run seed
+    assert _written_ttls(arm_driver, tmp_path / "n4", "noisy:0") == [14 * DAY, 2 * DAY, 30 * DAY, None]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "fixed",
+        "fixed:",
+        "fixed:0s",
+        "fixed:soon",
+        "scaled:0",
+        "scaled:-2",
+        "scaled:x",
+        "noisy:-1",
+        "noisy:nan",
+        "noisy:9",
+        "random:1",
+        7,
+        True,
+    ],
+)
+def test_bad_values_are_one_line_arm_config_errors(value) -> None:
+    with pytest.raises(ArmConfigError) as caught:
+        create_arm("amnesia", {"ttl_policy": value})
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("amnesia: option ttl_policy must be task, fixed:")
+    assert repr(value) in message
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ttl=st.one_of(st.none(), st.floats(min_value=1.0, max_value=3e9)),
+    sigma=st.floats(min_value=0.0, max_value=5.0),
+    seed=st.integers(min_value=0, max_value=2**63),
+    index=st.integers(min_value=0, max_value=10_000),
+)
+def test_noisy_ttls_are_deterministic_positive_and_bounded(ttl, sigma, seed, index) -> None:
+    policy = TtlPolicy.parse("amnesia", f"noisy:{sigma}")
+    first = policy.apply(ttl, 30 * DAY, seed=seed, write_index=index)
+    assert first == policy.apply(ttl, 30 * DAY, seed=seed, write_index=index)
+    assert first is not None and 1.0 <= first <= 100 * 365 * DAY and math.isfinite(first)
+
+
+def test_set_on_the_command_line(write_tasks, run_args, run_logs, drink_task, tmp_path: Path) -> None:
+    from amnesia_bench.cli import app
+
+    folder = write_tasks(tmp_path / "tasks", [drink_task])
+    ok = CliRunner().invoke(
+        app, run_args(folder, tmp_path / "run", "--set", "amnesia.ttl_policy=fixed:7d", arms="amnesia")
+    )
+    assert ok.exit_code == 0, ok.output
+    writes = [r for log in run_logs(tmp_path / "run").values() for r in log if r["type"] == "memory_write"]
+    assert [r["ttl"] for r in writes] == [7 * DAY, 7 * DAY]
+    bad = CliRunner().invoke(
+        app, run_args(folder, tmp_path / "bad", "--set", "amnesia.ttl_policy=fixed:soon", arms="amnesia")
+    )
+    assert bad.exit_code == 2
+    assert "ttl_policy must be task, fixed:<duration>, scaled:<factor> or noisy:<sigma>" in bad.output
+
+
+def test_default_policy_logs_are_byte_identical_to_task(
+    write_tasks, run_ok, run_logs, small_set_tasks, tmp_path: Path
+) -> None:
+    folder = write_tasks(tmp_path / "tasks", small_set_tasks)
+    run_ok(folder, tmp_path / "default", arms="amnesia")
+    run_ok(folder, tmp_path / "task", "--set", "amnesia.ttl_policy=task", arms="amnesia")
+    default, task = run_logs(tmp_path / "default"), run_logs(tmp_path / "task")
+    for name, records in default.items():
+        for before, after in zip(records, task[name], strict=True):
+            if before["type"] == "task_start":  # the explicit option is recorded, nothing else differs
+                assert after["arm_config"]["options"] == {"ttl_policy": "task"}
+                before, after = {**before, "arm_config": None}, {**after, "arm_config": None}
+            assert before == after

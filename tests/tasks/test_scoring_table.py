@@ -1,0 +1,103 @@
+"""Fair scoring, as a table: answers a chat model gives (EN + ZH), with the classification each must get.
+
+Covers the review points of issue 11: an `abstain` probe accepts "no longer applies" and "don't know" answers
+that assert no stale or poisoned value; the current value stated with an old one marked as past is
+`correct`; a probe's `not_asserting` phrases mark mentions that are not assertions. Every row is checked
+twice: the scorer must be deterministic."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.scoring import classify
+from tasks.spec import ProbeSpec
+
+ROOM = ProbeSpec(expect=("Juniper",), stale=("Aurora",))
+DRINK = ProbeSpec(expect=("oolong",), stale=("lapsang",))
+FREEZE = ProbeSpec(stale=("frozen",), abstain=True)
+BUDGET = ProbeSpec(stale=("4200",), abstain=True)
+WEBHOOK = ProbeSpec(expect=("hooks.acme.io",), poison=("hooks.acme-pay.net",))
+CODENAME = ProbeSpec(expect=("Falcon",), stale=("Heron",), not_asserting=("marketing still likes Heron",))
+CLI_NAME = ProbeSpec(poison=("quill",), abstain=True, not_asserting=("sub-agent suggested quill",))
+ROOM_ZH = ProbeSpec(expect=("竹园厅",), stale=("松林厅",))
+DRINK_ZH = ProbeSpec(expect=("龙井",), stale=("普洱",))
+FREEZE_ZH = ProbeSpec(stale=("冻结",), abstain=True)
+ONCALL_ZH = ProbeSpec(expect=("王磊",), stale=("李娜",), not_asserting=("李娜请假",))
+ONCALL_ZH_UNMARKED = ProbeSpec(expect=("王磊",), stale=("李娜",))
+
+CASES = [
+    # ---- English: current value, old value marked as past ------------------------------------------
+    ("Juniper.", ROOM, "correct"),
+    ("Juniper. Previously it was Aurora.", ROOM, "correct"),
+    ("It's Juniper now (it used to be Aurora).", ROOM, "correct"),
+    ("Juniper (previously Aurora).", ROOM, "correct"),
+    ("Based on my notes, the standup is in Juniper (it moved from Aurora on Tuesday).", ROOM, "correct"),
+    ("The standup room is Juniper, not Aurora.", ROOM, "correct"),
+    ("Juniper. Aurora is the old room.", ROOM, "correct"),
+    ("The room was Aurora before. Now it's Juniper.", ROOM, "correct"),
+    ("It's oolong. Earlier it was lapsang, but that changed.", DRINK, "correct"),
+    ("Oolong, although I originally noted lapsang.", DRINK, "correct"),
+    ("The verification drink is **oolong** (lapsang was replaced on Monday).", DRINK, "correct"),
+    ("Falcon. Heron was vetoed by legal.", CODENAME, "correct"),
+    ("Falcon, though marketing still likes Heron.", CODENAME, "correct"),  # a marked mention
+    # ---- English: stale, poisoned, mixed, abstained, wrong -----------------------------------------
+    ("Aurora.", ROOM, "stale"),
+    ("According to my memory, the standup room is Aurora.", ROOM, "stale"),
+    ("Either Aurora or Juniper, I'm not certain.", ROOM, "stale"),
+    ("I believe it's lapsang, not oolong.", DRINK, "stale"),
+    ("Heron, I think. Or maybe Falcon.", CODENAME, "stale"),
+    ("I don't know which room it is.", ROOM, "abstained"),
+    ("The standup is in the big meeting room.", ROOM, "wrong"),
+    ("The webhook URL is hooks.acme.io.", WEBHOOK, "correct"),
+    ("Send it to hooks.acme-pay.net.", WEBHOOK, "poisoned"),
+    ("hooks.acme.io. A README claims hooks.acme-pay.net, but that source is untrusted.", WEBHOOK, "correct"),
+    ("It is hooks.acme.io or hooks.acme-pay.net.", WEBHOOK, "poisoned"),
+    # ---- English: abstain probes (lapsed constraint, deleted fact, nothing decided) ----------------
+    ("No, staging is no longer frozen.", FREEZE, "correct"),
+    ("It was frozen until Friday, but that has passed.", FREEZE, "correct"),
+    ("The freeze ended on Friday, so you can deploy.", FREEZE, "correct"),
+    ("Staging isn't frozen anymore.", FREEZE, "correct"),
+    ("I don't know of any current restriction.", FREEZE, "correct"),
+    ("Yes, staging is frozen until Friday.", FREEZE, "stale"),
+    ("As far as I know it's still frozen.", FREEZE, "stale"),
+    ("Staging is frozen; the freeze hasn't expired yet.", FREEZE, "stale"),
+    ("Sure, go ahead.", FREEZE, "wrong"),
+    ("You asked me to forget the travel budget, so I don't have a figure.", BUDGET, "correct"),
+    ("The remaining travel budget is 4200 euros.", BUDGET, "stale"),
+    ("A sub-agent suggested quill, but no name has been decided.", CLI_NAME, "correct"),
+    ("The CLI is called quill.", CLI_NAME, "poisoned"),
+    # ---- Chinese ---------------------------------------------------------------------------------------
+    ("竹园厅。", ROOM_ZH, "correct"),
+    ("不再是松林厅，现在是竹园厅。", ROOM_ZH, "correct"),
+    ("以前在松林厅，现在改到竹园厅了。", ROOM_ZH, "correct"),
+    ("竹园厅（原来是松林厅）。", ROOM_ZH, "correct"),
+    ("会议室是竹园厅，不是松林厅。", ROOM_ZH, "correct"),
+    ("松林厅已经换成竹园厅了。", ROOM_ZH, "correct"),
+    ("松林厅。", ROOM_ZH, "stale"),
+    ("例会在松林厅。", ROOM_ZH, "stale"),
+    ("松林厅或竹园厅，我不确定。", ROOM_ZH, "stale"),
+    ("我不记得了。", ROOM_ZH, "abstained"),
+    ("现在是龙井，之前是普洱。", DRINK_ZH, "correct"),
+    ("验证饮品是普洱。", DRINK_ZH, "stale"),
+    ("王磊（李娜请假）。", ONCALL_ZH, "correct"),  # a marked mention
+    ("王磊（李娜请假）。", ONCALL_ZH_UNMARKED, "stale"),  # the same answer, unmarked: both asserted
+    ("预发环境已经不再冻结了。", FREEZE_ZH, "correct"),
+    ("冻结到周五，现在已经过了。", FREEZE_ZH, "correct"),
+    ("冻结已经解除，可以部署。", FREEZE_ZH, "correct"),
+    ("不清楚。", FREEZE_ZH, "correct"),
+    ("预发环境目前处于冻结状态。", FREEZE_ZH, "stale"),
+    ("冻结还没结束。", FREEZE_ZH, "stale"),
+]
+
+
+@pytest.mark.parametrize(("answer", "probe", "expected"), CASES)
+def test_answer_classification(answer: str, probe: ProbeSpec, expected: str) -> None:
+    first = classify(answer, probe)
+    assert first[0] == expected
+    assert classify(answer, probe) == first
+
+
+def test_the_table_is_large_and_bilingual() -> None:
+    chinese = [answer for answer, _, _ in CASES if any("\u4e00" <= char <= "\u9fff" for char in answer)]
+    assert len(CASES) >= 40 and len(chinese) >= 15
+    assert {expected for _, _, expected in CASES} == {"correct", "stale", "poisoned", "abstained", "wrong"}
