@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from reports.build import build_report
@@ -10,6 +11,7 @@ from reports.logread import RunData, load_runs
 from runners.armconfig import resolve_arm_specs
 from runners.runner import RunOptions
 from runners.runner import run as run_pairs
+from tasks.errors import BadInput
 
 DEFAULT_ARMS = ("no-memory", "full-memory", "amnesia")
 
@@ -31,6 +33,7 @@ def run_options(
     overwrite: bool = False,
     progress: bool = False,
     argv: Sequence[str] = (),
+    limit_seed: int = 0,
 ) -> RunOptions:
     """The validated `RunOptions` of a run (arm names, config file and `--set` strings resolved to arm specs);
     shared by `run` and the `amnesia-bench run` command. Raises `tasks.errors.BadInput` for a wrong input."""
@@ -48,7 +51,31 @@ def run_options(
         overwrite=overwrite,
         progress=progress,
         argv=list(argv),
+        limit_seed=limit_seed,
     )
+
+
+def replicates(options: RunOptions, seeds: Sequence[int] = (), epochs: int = 1) -> list[RunOptions]:
+    """The runs of `--seeds`/`--epochs`: one RunOptions per (seed, epoch), each into OUT/seed-S (and
+    `-epoch-E` with several epochs) so that `report OUT` pools them as repeated measures of each task; with
+    one seed and one epoch, `options` itself (seed replaced) into OUT."""
+    if epochs < 1:
+        raise BadInput(f"--epochs: expected at least 1, got {epochs}")
+    seeds = list(seeds) or [options.seed]
+    repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+    if repeated:
+        raise BadInput(
+            f"--seeds: seed {repeated[0]} given twice (a duplicate run would be refused by report)"
+        )
+    if len(seeds) == 1 and epochs == 1:
+        return [replace(options, seed=seeds[0])]
+    return [
+        replace(
+            options, seed=s, epoch=e, out=options.out / (f"seed-{s}" + (f"-epoch-{e}" if epochs > 1 else ""))
+        )
+        for s in seeds
+        for e in range(epochs)
+    ]
 
 
 def run(
@@ -68,12 +95,16 @@ def run(
     overwrite: bool = False,
     progress: bool = False,
     report: bool = True,
+    seeds: Sequence[int] = (),
+    epochs: int = 1,
+    limit_seed: int = 0,
 ) -> Path:
     """Replay `tasks` (a file or folder) on every arm with `model`, write the run folder (logs + manifest)
     and, unless `report=False`, its report in OUT/report; return the run folder. `set_options` are
     `arm.option=value` strings as with `--set`. An `out` that holds an earlier run's logs is refused unless
     `resume` (continue it) or `overwrite` (replace it). Raises `tasks.errors.BadInput` before writing
-    anything when an input is wrong."""
+    anything when an input is wrong. `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E]
+    (see `replicates`) and report them together."""
     options = run_options(
         tasks,
         arms,
@@ -89,11 +120,13 @@ def run(
         resume=resume,
         overwrite=overwrite,
         progress=progress,
+        limit_seed=limit_seed,
     )
-    summary = run_pairs(options)
+    for replicate in replicates(options, seeds, epochs):
+        run_pairs(replicate)
     if report:
-        build_report(summary.out)
-    return summary.out
+        build_report(options.out)
+    return options.out
 
 
 def load_run(*run_dirs: Path | str) -> RunData:
@@ -102,4 +135,4 @@ def load_run(*run_dirs: Path | str) -> RunData:
     return load_runs(list(run_dirs))
 
 
-__all__ = ["DEFAULT_ARMS", "build_report", "load_run", "run"]
+__all__ = ["DEFAULT_ARMS", "build_report", "load_run", "replicates", "run"]

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from amnesia_bench.api import DEFAULT_ARMS, run_options
+from amnesia_bench.api import DEFAULT_ARMS, replicates, run_options
 from runners.models.cache import default_cache_path
 from runners.models.envopts import apply_model_flags
 from runners.runner import run
@@ -29,6 +29,18 @@ def _parse_groups(value: str | None) -> tuple[str, ...]:
     if unknown:
         raise BadInput(f"--group: unknown group {unknown[0]!r}; choose from {', '.join(GROUP_NAMES)}")
     return groups
+
+
+def _parse_seeds(value: str | None) -> list[int]:
+    if not value:
+        return []
+    seeds = []
+    for part in (p.strip() for p in value.split(",")):
+        try:
+            seeds.append(int(part))
+        except ValueError:
+            raise BadInput(f"--seeds: expected comma-separated integers, got {part!r}") from None
+    return seeds
 
 
 def _without_secrets(argv: list[str]) -> list[str]:
@@ -69,10 +81,23 @@ def register(app: typer.Typer) -> None:
             ),
         ] = ("scripted"),
         seed: Annotated[int, typer.Option(help="Run seed; each (arm, task) stream derives from it.")] = 0,
+        seeds: Annotated[
+            str | None,
+            typer.Option(help="Several run seeds (e.g. 0,1,2), each into OUT/seed-S; replaces --seed."),
+        ] = None,
+        epochs: Annotated[
+            int, typer.Option(help="Repeat each seed N times (epoch folded into each pair's seed).")
+        ] = 1,
         out: Annotated[Path, typer.Option(help="Run folder.")] = Path("runs/default"),
         budget: Annotated[int, typer.Option(help="Token budget of the injected memory block.")] = 2000,
         workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
-        limit: Annotated[int | None, typer.Option(help="Only the first N tasks (after --group).")] = None,
+        limit: Annotated[
+            int | None,
+            typer.Option(
+                help="A balanced sample of N tasks (groups, then categories, take turns; after --group)."
+            ),
+        ] = None,
+        limit_seed: Annotated[int, typer.Option(help="Seed of the --limit sample.")] = 0,
         group: Annotated[str | None, typer.Option(help="Only these groups (comma-separated).")] = None,
         resume: Annotated[
             bool, typer.Option(help="Skip finished (arm, task) pairs; redo unfinished ones.")
@@ -131,21 +156,23 @@ def register(app: typer.Typer) -> None:
             overwrite=overwrite,
             progress=progress,
             argv=_without_secrets(sys.argv[1:]),
+            limit_seed=limit_seed,
         )
-        try:
-            summary = run(options, warn=_warn)
-        except TaskSetError as error:
-            if tasks == Path("tasks") and not tasks.exists():  # the default set is resolved from the cwd
-                error.hint = "run from the repository root, or pass --tasks PATH"
-            raise
-        typer.echo(
-            f"{summary.pairs} pairs run, {summary.skipped} skipped, {summary.model_calls} model calls, "
-            f"{summary.probes} probes in {summary.seconds:.1f}s -> {summary.out}"
-        )
-        if summary.cache_hits is not None:
+        for replicate in replicates(options, _parse_seeds(seeds), epochs):
+            try:
+                summary = run(replicate, warn=_warn)
+            except TaskSetError as error:
+                if tasks == Path("tasks") and not tasks.exists():  # the default set is resolved from the cwd
+                    error.hint = "run from the repository root, or pass --tasks PATH"
+                raise
             typer.echo(
-                f"response cache: {summary.cache_hits} hits, {summary.cache_misses} misses "
-                f"({default_cache_path()})"
+                f"{summary.pairs} pairs run, {summary.skipped} skipped, {summary.model_calls} model calls, "
+                f"{summary.probes} probes in {summary.seconds:.1f}s -> {summary.out}"
             )
+            if summary.cache_hits is not None:
+                typer.echo(
+                    f"response cache: {summary.cache_hits} hits, {summary.cache_misses} misses "
+                    f"({default_cache_path()})"
+                )
         if report:
             _build_report(out)

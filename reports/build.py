@@ -32,6 +32,7 @@ from reports.metrics import (
 from reports.staging import staged_folder
 from reports.stats import DEFAULT_RESAMPLES
 from reports.tooluse import with_tool_calls
+from reports.tradeoff import tradeoff_figure, tradeoff_points
 
 
 @dataclass
@@ -116,15 +117,18 @@ def compute_tables(
 def write_figures(tables: ReportTables, folder: Path, timeline_task: str | None = None) -> list[str]:
     """Write every figure (PNG + SVG) into `folder`; returns the figure names."""
     data = tables.data
-    figures.stale_error_by_arm_group(tables.summary, folder)
-    figures.context_tokens_over_time(data, folder)
-    figures.success_vs_tokens(tables.summary, folder)
-    figures.stale_error_vs_age(tables.stale_by_age, folder)
+    colors = figures.arm_colors(data.arms)
+    figures.stale_error_by_arm_group(tables.summary, folder, colors)
+    figures.context_tokens_over_time(data, folder, colors)
+    figures.success_vs_tokens(tables.summary, folder, colors)
+    figures.stale_error_vs_age(tables.stale_by_age, folder, colors)
+    tradeoff_figure(tradeoff_points({"run": tables.summary}), folder, colors)
     names = [
         "stale_error_by_arm_group",
         "context_tokens_over_time",
         "success_vs_tokens",
         "stale_error_vs_age",
+        "tradeoff",
     ]
     arm = markdown.AMNESIA if markdown.AMNESIA in data.arms else data.arms[-1]
     task = timeline_task or figures.choose_timeline_task(data, arm)

@@ -1,9 +1,13 @@
 """The report's figures (matplotlib Agg), each saved as PNG and SVG. Every function takes tidy frames from
-reports.metrics (or the loaded run) and returns the paths it wrote."""
+reports.metrics (or the loaded run) and returns the paths it wrote. An arm has one colour in every figure
+(`arm_colors` over the run's arm order); every bar or point says how many observations it rests on, and a cell
+with none is marked rather than left blank."""
 
 from __future__ import annotations
 
 import math
+import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,8 @@ from reports.logread import RunData
 DAY = 86400.0
 
 
-def _save(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
+def save_figure(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
+    """Save `fig` as folder/name.png and .svg (byte-identical across rebuilds) and close it."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
     fig.tight_layout()
@@ -33,10 +38,11 @@ def _save(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
     return paths
 
 
-def _use_arm_colors(ax: plt.Axes, count: int) -> None:
-    """Distinct colours for up to 20 arms (tab10 repeats after ten), in the same order in every figure."""
-    palette = plt.get_cmap("tab10" if count <= 10 else "tab20").colors
-    ax.set_prop_cycle(color=palette[: max(count, 1)])
+def arm_colors(arms: list[str]) -> dict[str, tuple[float, ...]]:
+    """arm -> colour, by position in the run's arm order (tab10, tab20 beyond ten arms): the same arm has the
+    same colour in every figure of a report."""
+    palette = plt.get_cmap("tab10" if len(arms) <= 10 else "tab20").colors
+    return {arm: palette[i % len(palette)] for i, arm in enumerate(arms)}
 
 
 def _legend_outside(ax: plt.Axes) -> None:
@@ -48,75 +54,106 @@ def _yerr(frame: pd.DataFrame, value: str, lo: str, hi: str) -> np.ndarray:
     return np.vstack([(frame[value] - frame[lo]).clip(lower=0), (frame[hi] - frame[value]).clip(lower=0)])
 
 
-def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path) -> list[Path]:
-    rows = summary[summary["stale_probes"] > 0]
-    groups = list(dict.fromkeys(rows["group"]))
+def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
+    """Small multiples, one panel per group: arms ranked by stale-error rate, a dot with its 95% CI and the
+    number of probes; an arm with no stale probes in a group is marked "no probes"."""
+    groups = [
+        g
+        for g in dict.fromkeys(summary["group"])
+        if (summary.loc[summary["group"] == g, "stale_probes"] > 0).any()
+    ]
+    groups = groups or ["all"]
     arms = list(dict.fromkeys(summary["arm"]))
-    fig, ax = plt.subplots(figsize=(8, 4))
-    _use_arm_colors(ax, len(arms))
-    width = 0.8 / max(len(arms), 1)
-    for i, arm in enumerate(arms):
-        part = rows[rows["arm"] == arm].set_index("group").reindex(groups)
-        x = np.arange(len(groups)) + i * width
-        ax.bar(x, part["stale_error_rate"], width, label=arm)
-        ax.errorbar(x, part["stale_error_rate"], _yerr(part, "stale_error_rate", "stale_error_rate_lo",
-                    "stale_error_rate_hi"), fmt="none", ecolor="black", capsize=3)  # fmt: skip
-    ax.set_xticks(np.arange(len(groups)) + width * (len(arms) - 1) / 2, groups)
-    ax.set_ylabel("stale-error rate (95% CI)")
-    ax.set_ylim(0, 1.05)
-    _legend_outside(ax)
-    ax.set_title("Stale-error rate by arm and group (probes with stale values)")
-    return _save(fig, folder, "stale_error_by_arm_group")
+    fig, axes = plt.subplots(
+        1, len(groups), figsize=(3.2 * len(groups) + 1.5, 0.35 * len(arms) + 1.6), sharey=False, squeeze=False
+    )
+    for ax, group in zip(axes[0], groups, strict=True):
+        part = summary[summary["group"] == group].set_index("arm").reindex(arms)
+        part = part.assign(_rank=part["stale_error_rate"].fillna(-1.0)).sort_values("_rank", kind="stable")
+        for y, (arm, row) in enumerate(part.iterrows()):
+            n = int(row["stale_probes"]) if pd.notna(row["stale_probes"]) else 0
+            if n == 0:
+                ax.text(0.5, y, "no probes", va="center", ha="center", fontsize=7, color="grey")
+                continue
+            value = row["stale_error_rate"]
+            err = [[max(value - row["stale_error_rate_lo"], 0)], [max(row["stale_error_rate_hi"] - value, 0)]]
+            ax.errorbar([value], [y], xerr=err, fmt="o", color=colors[arm], capsize=3)
+            ax.text(1.02, y, f"n={n}", va="center", fontsize=7, transform=ax.get_yaxis_transform())
+        ax.set_yticks(range(len(part)), list(part.index), fontsize=8)
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_title(f"group: {group}", fontsize=9)
+        ax.set_xlabel("stale-error rate (95% CI)", fontsize=8)
+    fig.suptitle("Stale-error rate by arm and group (probes with stale values; n = probes)")
+    return save_figure(fig, folder, "stale_error_by_arm_group")
 
 
-def context_tokens_over_time(data: RunData, folder: Path) -> list[Path]:
+def context_tokens_over_time(data: RunData, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
     fig, ax = plt.subplots(figsize=(8, 4))
-    _use_arm_colors(ax, data.calls["arm"].nunique())
     tasks_per_arm = data.tasks.groupby("arm").size()
     for arm, calls in data.calls.groupby("arm", sort=False):
         ordered = calls.sort_values("sim_time")
         per_time = ordered.groupby("sim_time")["prompt_tokens"].sum().cumsum() / tasks_per_arm[arm]
-        ax.step(per_time.index / DAY, per_time.to_numpy(), where="post", label=arm)
+        label = f"{arm} ({tasks_per_arm[arm]} tasks)"
+        ax.step(per_time.index / DAY, per_time.to_numpy(), where="post", label=label, color=colors[arm])
     ax.set_xlabel("simulated time since task start (days)")
     ax.set_ylabel("cumulative prompt tokens per task")
     ax.set_title("Cumulative context tokens over simulated time")
     _legend_outside(ax)
-    return _save(fig, folder, "context_tokens_over_time")
+    return save_figure(fig, folder, "context_tokens_over_time")
 
 
-def success_vs_tokens(summary: pd.DataFrame, folder: Path) -> list[Path]:
+def success_vs_tokens(summary: pd.DataFrame, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
+    """One point per arm with 95% CIs; arms with identical numbers share one label so none hides another."""
     rows = summary[summary["group"] == "all"]
     fig, ax = plt.subplots(figsize=(7, 4))
-    _use_arm_colors(ax, len(rows))
     for _, row in rows.iterrows():
         frame = row.to_frame().T.astype({c: float for c in row.index if c not in ("arm", "group")})
         ax.errorbar(row["context_tokens"], row["success_rate"],
                     xerr=_yerr(frame, "context_tokens", "context_tokens_lo", "context_tokens_hi"),
                     yerr=_yerr(frame, "success_rate", "success_rate_lo", "success_rate_hi"),
-                    fmt="o", capsize=3, label=row["arm"])  # fmt: skip
+                    fmt="o", capsize=3, color=colors[row["arm"]],
+                    label=f"{row['arm']} (n={int(row['probes'])})")  # fmt: skip
+    same = rows.groupby([rows["context_tokens"].round(6), rows["success_rate"].round(6)], sort=False)["arm"]
+    for (x, y), arms in same:
+        if len(arms) > 1:
+            ax.annotate(" = ".join(arms), (x, y), fontsize=7, xytext=(5, -10), textcoords="offset points")
     ax.set_xlabel("context tokens per task (mean, 95% CI)")
     ax.set_ylabel("success rate (95% CI)")
     ax.set_ylim(0, 1.05)
-    ax.set_title("Success vs. tokens (all groups)")
+    ax.set_title("Success vs. tokens (all groups; n = probes)")
     _legend_outside(ax)
-    return _save(fig, folder, "success_vs_tokens")
+    return save_figure(fig, folder, "success_vs_tokens")
 
 
-def stale_error_vs_age(by_age: pd.DataFrame, folder: Path) -> list[Path]:
+def stale_error_vs_age(by_age: pd.DataFrame, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
+    """Per arm, the rate in each age bin with its CI and probe count; an empty bin is an open marker at 0
+    labelled n=0. The title says how many of the stale probes have a change time (the rest cannot be
+    binned)."""
     fig, ax = plt.subplots(figsize=(8, 4))
-    _use_arm_colors(ax, by_age["arm"].nunique())
     labels = list(by_age["age_bin"].cat.categories) if len(by_age) else []
-    for arm, part in by_age.groupby("arm", sort=False):
-        x = [labels.index(b) for b in part["age_bin"]]
-        ax.errorbar(x, part["rate"], _yerr(part, "rate", "lo", "hi"), marker="o", capsize=3, label=arm)
+    arms = list(dict.fromkeys(by_age["arm"]))
+    width = 0.6 / max(len(arms), 1)
+    for i, arm in enumerate(arms):
+        part = by_age[by_age["arm"] == arm]
+        x = np.array([labels.index(b) for b in part["age_bin"]]) + (i - (len(arms) - 1) / 2) * width
+        full = part["probes"].to_numpy() > 0
+        if full.any():
+            ax.errorbar(x[full], part["rate"][full], _yerr(part[full], "rate", "lo", "hi"), fmt="o",
+                        capsize=3, color=colors[arm], label=arm)  # fmt: skip
+        ax.plot(x[~full], np.zeros((~full).sum()), "o", mfc="none", color=colors[arm])
+        for xi, n in zip(x, part["probes"], strict=True):
+            ax.annotate(f"n={n}", (xi, -0.02), fontsize=6, ha="center", va="top", rotation=90)
     ax.set_xticks(range(len(labels)), labels)
-    ax.set_xlabel("time since the expected fact changed")
+    ax.set_xlabel("time since the expected fact changed (open marker: no probes in that bin)")
     ax.set_ylabel("stale-error rate (95% CI)")
-    ax.set_ylim(-0.02, 1.05)
-    ax.set_title("Stale-error rate vs. time since the fact changed")
-    if len(by_age):
+    ax.set_ylim(-0.15, 1.05)
+    covered, total = by_age.attrs.get("covered", 0), by_age.attrs.get("stale_probes", 0)
+    ax.set_title(
+        f"Stale-error rate vs. time since the fact changed ({covered} of {total} stale probes per arm)"
+    )
+    if (by_age["probes"] > 0).any():
         _legend_outside(ax)
-    return _save(fig, folder, "stale_error_vs_age")
+    return save_figure(fig, folder, "stale_error_vs_age")
 
 
 def _config_value(config: Any, name: str) -> Any:
@@ -184,7 +221,8 @@ def strength_timeline(data: RunData, arm: str, task_id: str, folder: Path) -> li
         index = np.searchsorted(starts, times, side="right") - 1
         bases = np.array([a[1] for a in anchors])[index]
         values = decayed(bases, times - starts[index], ttl, curve, pinned, k, zero_at_ttl=zero_at_ttl)
-        (line,) = ax.plot(times / DAY, values, label=f"{item_id}: {str(w['content'])[:30]}")
+        label = textwrap.fill(f"{item_id}: {w['content']}", 48)  # wrapped, never cut
+        (line,) = ax.plot(times / DAY, values, label=label)
         ax.plot(
             starts[1:] / DAY, bases[np.searchsorted(times, starts[1:])], "o", color=line.get_color(), ms=4
         )
@@ -197,4 +235,4 @@ def strength_timeline(data: RunData, arm: str, task_id: str, folder: Path) -> li
     ax.set_ylim(-0.02, 1.05)
     ax.set_title(f"Memory strength timeline: {task_id} ({arm})")
     _legend_outside(ax)
-    return _save(fig, folder, "strength_timeline")
+    return save_figure(fig, folder, "strength_timeline")

@@ -206,9 +206,10 @@ PROBE_COLUMNS = tuple(c for c in SUMMARY_COLUMNS if c[0] in PROBE_RATES)
 def _age_note(by_age: pd.DataFrame) -> str:
     covered, total = by_age.attrs.get("covered", 0), by_age.attrs.get("stale_probes", 0)
     if total == covered:
-        return f"The stale-error-by-age figure covers all {total} probes that list stale values."
+        return f"The stale-error-by-age figure covers all {total} probes per arm that list stale values."
     return (
-        f"The stale-error-by-age figure covers {covered} of the {total} probes that list stale values (the "
+        f"The stale-error-by-age figure covers {covered} of the {total} probes per arm that list stale "
+        "values (the "
         "others have no logged time at which their fact changed); each bin shows its number of probes."
     )
 

@@ -496,8 +496,8 @@ AGE_COLUMNS = ["arm", "age_bin", "probes", "tasks", "rate", "lo", "hi"]
 
 def stale_by_age(data: RunData, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Stale-error rate by time since the expected fact changed, every (arm, bin) cell present (an empty bin
-    has 0 probes and no rate); `attrs["covered"]`/`attrs["stale_probes"]`: probes with a change time / all
-    probes that list stale values."""
+    has 0 probes and no rate); `attrs["covered"]`/`attrs["stale_probes"]`: one arm's probes with a change
+    time / all its probes that list stale values."""
     probes = data.probes
     empty = pd.DataFrame(columns=AGE_COLUMNS)
     if probes.empty:
@@ -524,7 +524,10 @@ def stale_by_age(data: RunData, resamples: int = DEFAULT_RESAMPLES, seed: int = 
     result = result.fillna({"probes": 0, "tasks": 0})
     result[["probes", "tasks"]] = result[["probes", "tasks"]].astype(int)
     result["age_bin"] = pd.Categorical(result["age_bin"], categories=AGE_LABELS, ordered=True)
-    result.attrs.update(covered=len(timed), stale_probes=len(stale))
+    first = data.arms[0] if data.arms else None  # every arm answers the same probes: count one arm's
+    result.attrs.update(
+        covered=int((timed["arm"] == first).sum()), stale_probes=int((stale["arm"] == first).sum())
+    )
     return result.reset_index(drop=True)
 
 

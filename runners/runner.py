@@ -8,9 +8,11 @@ the others from scratch. Logs are identical whatever the number of workers, apar
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import json
 import multiprocessing
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -35,7 +37,9 @@ from tasks.spec import Task
 
 MANIFEST_FORMAT = 1
 # Manifest fields that must match for --resume to continue a run rather than mix two different runs.
-_RESUME_KEYS = ("seed", "model", "arms", "budget_tokens", "tasks", "groups", "limit")
+_RESUME_KEYS = ("seed", "epoch", "model", "arms", "budget_tokens", "tasks", "groups", "limit", "limit_seed")
+# What a manifest written before a key existed means by its absence.
+_RESUME_DEFAULTS = {"epoch": 0, "limit_seed": 0}
 _RUN_PARTS = ("logs", "work", "report")  # what a run writes into its folder (report: the report step)
 _BATCH_PAIRS = 16  # pairs per worker job: amortises inter-process overhead, keeps progress smooth
 
@@ -49,8 +53,11 @@ class RunOptions:
     out: Path = Path("runs/default")
     budget_tokens: int = 2000
     workers: int = 1
-    limit: int | None = None
+    limit: int | None = None  # a balanced, seeded sample of this many tasks (see select_tasks)
     groups: tuple[str, ...] = ()
+    epoch: int = 0  # repetition of the same seed: folded into every pair's seed (0 = the plain seed)
+    # seed of the --limit sample (not the run seed: every seed of a design gets the same tasks)
+    limit_seed: int = 0
     resume: bool = False
     overwrite: bool = False  # a fresh run may replace the logs of an earlier run in `out`
     progress: bool = True
@@ -87,9 +94,34 @@ class _Counts:
         )
 
 
-def select_tasks(tasks: list[Task], groups: tuple[str, ...], limit: int | None) -> list[Task]:
+def select_tasks(tasks: list[Task], groups: tuple[str, ...], limit: int | None, seed: int = 0) -> list[Task]:
+    """The tasks of `groups` (all when empty); with `limit`, a balanced sample of that many: groups take
+    turns, within a group its categories take turns, and each category's tasks are drawn in a seeded random
+    order. The sample keeps the task set's order."""
     chosen = [t for t in tasks if not groups or t.group in groups]
-    return chosen[:limit] if limit is not None else chosen
+    if limit is None or limit >= len(chosen):
+        return chosen
+    rng = random.Random(seed)  # a local seeded generator: the sample is a function of (task set, seed)
+    strata: dict[str, dict[str, list[Task]]] = {}
+    for task in chosen:
+        strata.setdefault(task.group, {}).setdefault(task.category, []).append(task)
+    for categories in strata.values():
+        for members in categories.values():
+            rng.shuffle(members)
+    turns = [_round_robin([strata[g][c] for c in sorted(strata[g])]) for g in sorted(strata)]
+    picked: set[str] = set()
+    while len(picked) < limit:
+        for turn in turns:
+            task = next(turn, None)
+            if task is not None and len(picked) < limit:
+                picked.add(task.id)
+    return [t for t in chosen if t.id in picked]
+
+
+def _round_robin(lists: list[list[Task]]) -> Iterator[Task]:
+    """One item from each list in turn until all are used up."""
+    for row in itertools.zip_longest(*lists):
+        yield from (task for task in row if task is not None)
 
 
 def _git_commit() -> str | None:
@@ -127,6 +159,7 @@ def build_manifest(
         "git_commit": _git_commit(),
         "created_wall": time.time(),
         "seed": options.seed,
+        "epoch": options.epoch,
         "model": model.describe(),
         "arms": {spec.name: spec.build().describe() for spec in options.arms},
         "budget_tokens": options.budget_tokens,
@@ -138,6 +171,7 @@ def build_manifest(
         },
         "groups": sorted({t.group for t in tasks}),
         "limit": options.limit,
+        "limit_seed": options.limit_seed,
         "groups_left_out_by_limit": left_out or [],
         "argv": options.argv,
     }
@@ -155,7 +189,7 @@ def _check_resumable(path: Path, manifest: dict[str, Any]) -> None:
     except (OSError, json.JSONDecodeError) as exc:
         raise RunError(f"{path}: cannot resume: unreadable manifest ({exc})") from None
     for key in _RESUME_KEYS:
-        if previous.get(key) != manifest.get(key):
+        if previous.get(key, _RESUME_DEFAULTS.get(key)) != manifest.get(key):
             raise RunError(f"{path}: cannot resume: {key} differs from the original run (use a new --out)")
 
 
@@ -184,13 +218,19 @@ def _jobs(options: RunOptions, tasks: list[Task]) -> list[PairJob]:
                 PairJob(
                     arm=spec,
                     task=task,
-                    seed=derive_seed(options.seed, task.id),
+                    seed=pair_seed(options.seed, task.id, options.epoch),
                     log_path=options.out / "logs" / spec.name / log_filename(task.id),
                     workdir=options.out / "work" / spec.name / log_filename(task.id).removesuffix(".jsonl"),
                     budget_tokens=options.budget_tokens,
                 )
             )
     return jobs
+
+
+def pair_seed(seed: int, task_id: str, epoch: int = 0) -> int:
+    """A pair's seed: from (run seed, task id) — never the run order or the other arms — with the epoch folded
+    in from epoch 1 on (epoch 0 keeps the seeds of a run without epochs)."""
+    return derive_seed(seed, task_id) if epoch == 0 else derive_seed(seed, task_id, f"epoch{epoch}")
 
 
 _WORKER_MODELS: dict[str, Model] = {}
@@ -231,6 +271,8 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
     started = time.perf_counter()
     if options.workers < 1:
         raise RunError(f"--workers: expected at least 1, got {options.workers}")
+    if options.epoch < 0:
+        raise RunError(f"--epochs: expected at least 1 epoch, got epoch {options.epoch}")
     if options.limit is not None and options.limit < 0:
         raise RunError(f"--limit: expected a non-negative number, got {options.limit}")
     if options.budget_tokens < 0:
@@ -239,7 +281,7 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
         raise RunError("--resume and --overwrite contradict each other: continue the run or replace it")
     model = resolve_model(options.model)
     in_groups = select_tasks(load_tasks(options.tasks), options.groups, None)
-    tasks = in_groups[: options.limit] if options.limit is not None else in_groups
+    tasks = select_tasks(in_groups, (), options.limit, options.limit_seed)
     for line in ineffective_options(options.arms, tasks):
         warn(line)
     left_out = sorted({t.group for t in in_groups} - {t.group for t in tasks})

@@ -1,0 +1,38 @@
+"""Figures a reader can trust: one colour per arm everywhere, and a trade-off figure that takes several
+labelled runs (the sweep report's entry point)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from reports.build import compute_tables
+from reports.figures import arm_colors
+from reports.tradeoff import tradeoff_figure, tradeoff_points
+
+
+def test_an_arm_keeps_its_colour_and_twenty_arms_get_twenty_colours():
+    arms = [f"arm-{i}" for i in range(20)]
+    colors = arm_colors(arms)
+    assert len(set(colors.values())) == 20
+    assert arm_colors(["a", "b", "c"]) == arm_colors(["a", "b", "c"])
+
+
+def test_the_tradeoff_takes_several_labelled_runs(write_run, tmp_path):
+    summary = compute_tables(write_run(tmp_path / "run"), resamples=100).summary
+    worse = summary.assign(stale_error_rate=summary["stale_error_rate"].fillna(0) + 0.1)
+    points = tradeoff_points({"ttl exact": summary, "ttl noisy": worse})
+    assert list(points["label"].unique()) == ["ttl exact", "ttl noisy"]
+    assert set(points["arm"]) == {"no-memory", "full-memory", "amnesia"}
+    amnesia = points[points["arm"] == "amnesia"].set_index("label")
+    assert amnesia.loc["ttl noisy", "stale_error_rate"] == amnesia.loc["ttl exact", "stale_error_rate"] + 0.1
+    paths = tradeoff_figure(points, tmp_path / "figures", name="sweep")
+    assert [p.name for p in paths] == ["sweep.png", "sweep.svg"] and all(p.stat().st_size > 0 for p in paths)
+
+
+def test_every_age_bin_is_reported_with_its_count_even_when_empty(write_run, tmp_path):
+    by_age = compute_tables(write_run(tmp_path / "run"), resamples=100).stale_by_age
+    assert len(by_age) == 3 * 5  # 3 arms x 5 bins, empty ones included
+    empty = by_age[by_age["probes"] == 0]
+    assert not empty.empty and empty["rate"].isna().all()
+    assert by_age.attrs["stale_probes"] == 2 and by_age.attrs["covered"] == 2
+    assert isinstance(by_age, pd.DataFrame)
