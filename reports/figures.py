@@ -29,7 +29,6 @@ def save_figure(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
     """Save `fig` as folder/name.png and .svg (byte-identical across rebuilds) and close it."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
-    fig.tight_layout()
     for path in paths:
         # Fixed metadata keeps the files byte-identical across rebuilds of the same run.
         metadata = {"Date": None} if path.suffix == ".svg" else {"Software": None}

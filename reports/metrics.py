@@ -405,26 +405,31 @@ def paired_frame(
         return pd.DataFrame(rows)
     arms_present = set(wide.columns.get_level_values(1))
     parts = wide.groupby(level=others, sort=False) if others else [((), wide)]
+    position = {tuple(row): i for i, row in enumerate(rates.cells[rates.by].itertuples(index=False))}
     for cell, part in parts:
         cell = cell if isinstance(cell, tuple) else (cell,)
+        values = part.to_numpy(dtype=float)  # one array per cell: column lookups below are plain indexing
+        column = {key: j for j, key in enumerate(part.columns)}
+        key_of = dict(zip(others, cell, strict=True))
         for arm, reference in pairs:
             if arm not in arms_present or reference not in arms_present:
                 continue
-            ia = rates.index(arm=arm, **dict(zip(others, cell, strict=True)))
-            ib = rates.index(arm=reference, **dict(zip(others, cell, strict=True)))
+            ia = position.get(tuple({**key_of, "arm": arm}[k] for k in rates.by))
+            ib = position.get(tuple({**key_of, "arm": reference}[k] for k in rates.by))
             if ia is None or ib is None:
                 continue
             for metric in metrics:
                 if metric not in rates.point:
                     continue
                 num, den = RATES[metric]
-                shared = part[(den, arm)].notna() & part[(den, reference)].notna()
-                a_num, a_den = (
-                    part.loc[shared, (num, arm)].to_numpy(),
-                    part.loc[shared, (den, arm)].to_numpy(),
+                shared = ~np.isnan(values[:, column[(den, arm)]]) & ~np.isnan(
+                    values[:, column[(den, reference)]]
                 )
-                b_num = part.loc[shared, (num, reference)].to_numpy()
-                b_den = part.loc[shared, (den, reference)].to_numpy()
+                a_num, a_den = values[shared, column[(num, arm)]], values[shared, column[(den, arm)]]
+                b_num, b_den = (
+                    values[shared, column[(num, reference)]],
+                    values[shared, column[(den, reference)]],
+                )
                 if a_den.sum() == 0 or b_den.sum() == 0:
                     continue
                 p_value, differ = sign_flip_p(a_num, a_den, b_num, b_den, resamples, seed)
