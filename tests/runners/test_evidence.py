@@ -3,6 +3,9 @@ carry it (injected / stored, not injected / forgotten / never stored), read thro
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from arms.base import MemoryContext
 from runners.evidence import EvidenceTracker
 from tasks.importers.common import parse_ttl_policy
@@ -77,3 +80,33 @@ def test_a_tight_budget_leaves_evidence_stored_but_not_injected(tmp_path, write_
     states = _evidence_by_question(run_logs(tmp_path / "run")["full-memory/locomo__conv-7.jsonl"])
     totals = {state: sum(counts[state] for counts in states.values()) for state in ("injected", "stored")}
     assert totals["stored"] > 0 and totals["injected"] > 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    events=st.lists(
+        st.tuples(
+            st.sampled_from(["write", "fold", "forget", "refuse"]), st.integers(0, 5), st.integers(0, 3)
+        ),
+        max_size=30,
+    ),
+    injected=st.sets(st.integers(0, 5)),
+    evidence=st.sets(st.integers(0, 3), min_size=1),
+)
+def test_every_evidence_write_is_in_exactly_one_state(events, injected, evidence):
+    tracker = EvidenceTracker(lambda record: None)
+    writes = 0
+    for kind, item, ref in events:
+        if kind == "forget":
+            tracker.log(MemoryForget(item_id=f"m-{item}", reason="expired"))
+            continue
+        writes += ref in evidence
+        with tracker.writing(RememberSpec(content="x", refs=(f"D1:{ref}",))):
+            if kind == "write":
+                tracker.log(MemoryWrite(item_id=f"m-{item}", content="x"))
+            elif kind == "fold":
+                tracker.log(MemoryTouch(item_id=f"m-{item}", reason="reinforce"))
+    context = MemoryContext(items=[{"id": f"m-{i}"} for i in sorted(injected)])
+    state = tracker.state_at_probe(tuple(f"D1:{ref}" for ref in sorted(evidence)), context)
+    assert state["memories"] == writes
+    assert sum(state[name] for name in ("injected", "stored", "forgotten", "not_stored")) == writes
