@@ -3,8 +3,9 @@
 **Evidence retention** (model-free): a probe that names its evidence logs, for the task's writes carrying
 that evidence, how many were injected at the probe, still stored but not injected, forgotten, or never
 stored (`evidence_memories` on the probe record, written by the runner). Here the shares are ratios of
-sums over the probes of each cell (arm × budget × ttl policies × mechanism), with 95% CIs from a cluster
-bootstrap whose cluster is one task in one run — one conversation for LoCoMo. `coverage` is the share of
+sums over the probes of each cell (arm × budget × ttl policies × mechanism), with 95% CIs from the
+task-clustered bootstrap of `reports.stats` (a cluster is one task — one LoCoMo conversation — whatever runs
+repeat it). `coverage` is the share of
 evidence-naming probes whose evidence reached at least one write (the rest cite dialog turns that no
 observation was drawn from). `block tokens/probe` is the memory block's size at the probe.
 
