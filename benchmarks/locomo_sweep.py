@@ -6,13 +6,16 @@
 Imports LoCoMo with no written ttls (`--ttl-policy none`: every write takes the arm's own default, so the
 Amnesia arms run on ttls the dataset never saw), runs every arm at every budget with the scripted model (the
 metric is model-free), and writes `sweep.csv` (one row per arm × budget × mechanism, with 95% CIs clustered by
-conversation), `sweep.md` (the tables) and `figures/evidence_vs_budget.png|svg`. Each budget's run folder is
-deleted once read (logs run to ~40 MB per arm and budget); pass --keep to keep them.
+conversation), `sweep.md` (the tables) and `figures/evidence_vs_budget.png|svg`, updated after each budget
+(rows of other budgets already in OUT/sweep.csv are kept, so budgets may be swept by separate processes:
+`--budgets 500,1000` and `--budgets 8000,4000`). Each budget's run folder is deleted once read (logs run to
+~40 MB per arm and budget); pass --keep to keep them.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import shutil
 import sys
 import tempfile
@@ -79,20 +82,37 @@ def dataset_tokens(data: Path) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("conversation")
 
 
-def sweep(data: Path, work: Path, budgets: tuple[int, ...], keep: bool) -> pd.DataFrame:
+def sweep(data: Path, work: Path, budgets: tuple[int, ...], keep: bool, out: Path, workers: int) -> None:
+    """Run every arm at each budget in turn; after each, merge its rows into OUT/sweep.csv and re-render."""
     tasks = work / "tasks"
     import_locomo(data, tasks, parse_ttl_policy("none"))
     config = work / "arms.yaml"
     config.write_text(ARM_CONFIG, encoding="utf-8")
-    tables = []
+    sizes = dataset_tokens(data)
     for budget in budgets:
-        out = work / f"run-{budget}"
-        run(tasks, ARMS, out=out, budget_tokens=budget, arm_config=config, workers=2, report=False)
-        tables.append(evidence_table(load_run(out)))
+        folder = work / f"run-{budget}"
+        run(tasks, ARMS, out=folder, budget_tokens=budget, arm_config=config, workers=workers, report=False)
+        publish(evidence_table(load_run(folder)), out, sizes)
         if not keep:
-            shutil.rmtree(out)
+            shutil.rmtree(folder)
         print(f"budget {budget}: done", flush=True)
-    return pd.concat(tables, ignore_index=True)
+
+
+def publish(rows: pd.DataFrame, out: Path, sizes: pd.DataFrame) -> None:
+    """Merge `rows` into OUT/sweep.csv (replacing rows of the same budgets), then rewrite sweep.md and the
+    figure. Locked, so sweeps of other budgets may run at the same time into the same folder."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / ".sweep.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        path = out / "sweep.csv"
+        if path.exists():
+            earlier = pd.read_csv(path, keep_default_na=False)
+            earlier = earlier[~earlier["budget_tokens"].isin(rows["budget_tokens"].unique())]
+            rows = pd.concat([earlier, rows], ignore_index=True)
+        rows = rows.sort_values(["arm", "budget_tokens", "mechanism"]).reset_index(drop=True)
+        rows.to_csv(path, index=False, float_format="%.4f")
+        (out / "sweep.md").write_text(markdown(rows, sizes), encoding="utf-8")
+        figure(rows, out / "figures")
 
 
 def _pct(row: pd.Series, name: str) -> str:
@@ -165,19 +185,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "results-locomo")
     parser.add_argument("--budgets", default=",".join(str(b) for b in BUDGETS))
     parser.add_argument("--keep", action="store_true", help="keep the run folders (in a temp folder)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes per run")
     args = parser.parse_args()
     budgets = tuple(int(b) for b in args.budgets.split(","))
     work = Path(tempfile.mkdtemp(prefix="locomo-sweep-"))
     try:
-        table = sweep(args.data, work, budgets, args.keep)
+        sweep(args.data, work, budgets, args.keep, args.out, args.workers)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out / "sweep.csv", index=False, float_format="%.4f")
-    sizes = dataset_tokens(args.data)
-    (args.out / "sweep.md").write_text(markdown(table, sizes), encoding="utf-8")
-    figure(table, args.out / "figures")
     print((args.out / "sweep.md").read_text(encoding="utf-8"))
     return 0
 
