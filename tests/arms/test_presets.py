@@ -56,7 +56,7 @@ def test_relevance_preset_ranks_by_the_current_user_message(arm_driver, tmp_path
     """The arm passes the user's message as the query (arm option `query: user`, the default): with room for
     one line, the memory the question is about is injected, not the newer one; `query: none` gives the
     strength order."""
-    d = arm_driver(create_arm("amnesia-relevance", options), tmp_path, budget_tokens=60)
+    d = arm_driver(create_arm("amnesia-relevance", options), tmp_path, budget_tokens=45)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The standup room is Atlas.", ttl=30 * DAY),))
     d.end()
