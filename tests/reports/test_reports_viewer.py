@@ -312,3 +312,51 @@ def test_view_of_two_runs_labels_columns_by_run(site, tmp_path) -> None:
     assert [c["label"] for c in payload["columns"]] == [
         f"{run}:{arm}" for run in ("run", "second") for arm in ARMS
     ]
+
+
+TOOL_TASK = """\
+id: helpful/tool-install
+group: helpful
+category: tool-workaround
+description: An install fails twice, then works with a mirror; asked the next day.
+sessions:
+  - at: 0s
+    turns:
+      - user: "Install the dependencies."
+        tool_events:
+          - {name: shell, arguments: "pnpm install", status: error, output: "ETIMEDOUT"}
+          - {name: shell, arguments: "pnpm install", status: error, output: "ETIMEDOUT"}
+          - {name: shell, arguments: "pnpm i --registry=registry.npmmirror.com", status: ok, output: "Done"}
+          - {name: shell, arguments: "tail -f build.log", status: open}
+  - at: 1d
+    turns:
+      - user: "Which staging host do we use?"
+        probe: {abstain: true}
+"""
+
+
+def test_the_timeline_shows_the_tasks_tool_events_and_the_models_tool_calls(
+    run_args, browser, tmp_path
+) -> None:
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "t.yaml").write_text(TOOL_TASK, encoding="utf-8")
+    args = run_args(tasks, tmp_path / "run", "--model", "scripted:tools", arms="claims")
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert (
+        CliRunner().invoke(app, ["view", str(tmp_path / "run"), "--out", str(tmp_path / "site")]).exit_code
+        == 0
+    )
+    _open(browser, tmp_path, "task=helpful%2Ftool-install&a=claims")
+    timeline = WebDriverWait(browser, WAIT_SECONDS).until(lambda d: d.find_element(By.ID, "timeline"))
+    events = [node.text for node in timeline.find_elements(By.CSS_SELECTOR, ".event.tool")]
+    assert [e.split(" ", 1)[1] for e in events[:4]] == [
+        "agent's tool call (error) shell pnpm install → ETIMEDOUT",
+        "agent's tool call (error) shell pnpm install → ETIMEDOUT",
+        "agent's tool call (ok) shell pnpm i --registry=registry.npmmirror.com → Done",
+        "agent's tool call (open) shell tail -f build.log (never answered)",
+    ]
+    assert (
+        len(events) == 5 and "tool call memory_search(" in events[4]
+    )  # the model's own call, then its result
+    assert _errors(browser) == []

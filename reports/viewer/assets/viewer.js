@@ -433,6 +433,10 @@
       case "tool_call":
         return line("tool", r, "tool call", [el("code", { text: r.name + "(" + r.arguments + ")" }), "→",
           el("code", { text: r.result })]);
+      case "tool_event":
+        return line("tool", r, "agent's tool call (" + r.status + ")",
+          [el("code", { text: (r.name + " " + (r.arguments || "")).trim() }),
+            r.status === "open" ? "(never answered)" : "→", r.status === "open" ? null : el("code", { text: r.output || "" })]);
       case "probe":
         var matched = r.matched || {};
         return el("div", { className: "event probe probe-" + r.classification, "data-classification": r.classification },
