@@ -23,7 +23,7 @@ from amnesia.audit import FORGET_REASONS, AuditEntry, AuditWriter, restorable_en
 from amnesia.checks import check_choice, check_count, check_query, check_time
 from amnesia.clock import Clock, SystemClock
 from amnesia.config import Config
-from amnesia.errors import InvalidInput, NotFound, NotRestorable
+from amnesia.errors import InvalidInput, NotFound, NotRestorable, StoreBusy, StoreConflict
 from amnesia.events import EventBus, Listener, injected_payload, touched_payload
 from amnesia.index import ForgetFilter, ItemIndex
 from amnesia.item import SCOPES, UNSET, MemoryItem, new_item
@@ -34,6 +34,7 @@ from amnesia.stores.memory import InMemoryStore
 from amnesia.text import drawn_on
 
 RECENT_FORGETS = 5
+WRITE_ATTEMPTS = 100  # plans of one write, each after another process changed the store under the last
 
 
 def random_id() -> str:
@@ -129,10 +130,18 @@ class Amnesia:
         return self._plug(item, item.supersedes, now)
 
     def _plug(self, item: MemoryItem, retire_id: str | None, now: float) -> views.MemoryView:
-        """Write a checked item: retire what it supersedes, evict to make room, commit, index, announce."""
-        retired = self._index.supersession_targets(item, retire_id)
-        evicted = self._make_room(item, retired, now)
-        return self._write(item, retired, evicted, now)
+        """Write a checked item: retire what it supersedes, evict to make room, commit, index, announce.
+        The plan is made on the loaded items; if another process changed the store before the commit (it
+        may have taken the free bytes or written the same key), the commit refuses and the write is
+        planned again on a fresh load."""
+        for _ in range(WRITE_ATTEMPTS):
+            retired = self._index.supersession_targets(item, retire_id)
+            evicted = self._make_room(item, retired, now)
+            try:
+                return self._write(item, retired, evicted, now)
+            except StoreConflict:
+                self._load()
+        raise StoreBusy(f"write: the store changed under every one of {WRITE_ATTEMPTS} attempts; retry later")
 
     plug = remember
 
@@ -148,7 +157,7 @@ class Amnesia:
     ) -> views.MemoryView:
         reasons = ["superseded"] * len(retired) + ["evicted"] * len(evicted)
         entries = self._auditor.forgets([*retired, *evicted], reasons, now)
-        deleted = set(self.store.commit(self.workspace_id, forget=entries, save=[item]))
+        deleted = set(self.store.commit(self.workspace_id, forget=entries, save=[item], if_unchanged=True))
         self._after_forget([e for e in entries if e.item_id in deleted])
         self._index.add(item)
         view = views.memory_view(item, self.config, superseded=retired, evicted=evicted)

@@ -31,6 +31,11 @@ class CapacityExceeded(AmnesiaError):
     """The write does not fit even after evicting every unpinned item; nothing was dropped."""
 
 
+class StoreConflict(AmnesiaError):
+    """A write planned on a view of the store that another process has changed since (it may have filled
+    the store or written the same key): nothing was written; the engine reloads and plans the write again."""
+
+
 class NotFound(AmnesiaError, LookupError):
     """No live item (or audit entry) has that id."""
 

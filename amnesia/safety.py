@@ -15,36 +15,51 @@ from amnesia.errors import InjectionRefused, SecretRefused
 class SecretRule:
     name: str
     pattern: re.Pattern[str]
+    # Lower-case literals the pattern cannot match without (one of them must occur). Checked only on ASCII
+    # text, where IGNORECASE matching and str.lower() agree exactly, to skip the regex search (a write path
+    # runs every rule: the searches were most of `remember`'s time).
+    needles: tuple[str, ...]
 
 
-def _rule(name: str, pattern: str) -> SecretRule:
-    return SecretRule(name, re.compile(pattern, re.IGNORECASE))
+def _rule(name: str, pattern: str, *needles: str) -> SecretRule:
+    return SecretRule(name, re.compile(pattern, re.IGNORECASE), needles)
 
 
 RULES: tuple[SecretRule, ...] = (
-    _rule("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
-    _rule("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    _rule("api-key", r"\b(?:sk|pk|rk)-(?:[a-z]+-)?[A-Za-z0-9_\-]{20,}"),
-    _rule("api-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _rule("api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    _rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-    _rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    _rule("bearer-token", r"\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*"),
-    _rule("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    _rule("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----", "-----begin"),
+    _rule("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "akia", "asia"),
+    _rule("api-key", r"\b(?:sk|pk|rk)-(?:[a-z]+-)?[A-Za-z0-9_\-]{20,}", "sk-", "pk-", "rk-"),
+    _rule("api-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "sk_", "rk_"),
+    _rule("api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b", "aiza"),
+    _rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", "gh"),
+    _rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "xox"),
+    _rule("bearer-token", r"\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*", "bearer"),
+    _rule("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "eyj"),
     _rule(
         "api-key",
         r"\b(?:api[_\- ]?key|secret[_\- ]?key|access[_\- ]?token|auth[_\- ]?token|client[_\- ]?secret|token)"
         r"\s*(?:is|[:=])\s*['\"]?[A-Za-z0-9._\-+/]{12,}",
+        "api",
+        "secret",
+        "access",
+        "auth",
+        "client",
+        "token",
     ),
-    _rule("password", r"\b(?:password|passwd|passphrase|pwd)\s*(?:is|[:=])\s*\S{3,}"),
-    _rule("password", r"\bpin(?:\s*code)?\s*(?:is|[:=])\s*\d{4,}"),
-    _rule("password", r"(?:密码|口令|密钥)\s*(?:是|为|[:=：])\s*\S{3,}"),
+    _rule("password", r"\b(?:password|passwd|passphrase|pwd)\s*(?:is|[:=])\s*\S{3,}", "pass", "pwd"),
+    _rule("password", r"\bpin(?:\s*code)?\s*(?:is|[:=])\s*\d{4,}", "pin"),
+    _rule("password", r"(?:密码|口令|密钥)\s*(?:是|为|[:=：])\s*\S{3,}", "密码", "口令", "密钥"),
     _rule(
-        "one-time-code", r"\b(?:verification|one[- ]time|otp|2fa|security)\s+code\s*(?:is|[:=])?\s*\d{4,8}\b"
+        "one-time-code",
+        r"\b(?:verification|one[- ]time|otp|2fa|security)\s+code\s*(?:is|[:=])?\s*\d{4,8}\b",
+        "code",
     ),
-    _rule("one-time-code", r"(?:验证码|动态码)\s*(?:是|为|[:=：])?\s*\d{4,8}"),
+    _rule("one-time-code", r"(?:验证码|动态码)\s*(?:是|为|[:=：])?\s*\d{4,8}", "验证码", "动态码"),
 )
+_NEEDLES = tuple(sorted({needle for rule in RULES for needle in rule.needles}))
 _CARD = re.compile(r"\b(?:\d[ \-]?){13,19}\b")
+_CARD_MIN_DIGITS = 13
+_ASCII_DIGITS = "0123456789"
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -59,9 +74,17 @@ def _luhn_ok(digits: str) -> bool:
 
 def find_secret_rule(text: str) -> str | None:
     """The name of the first rule the text trips, or None when it looks safe to store."""
-    for rule in RULES:
+    ascii_only = text.isascii()
+    rules = RULES
+    if ascii_only:  # only the rules one of whose literals occurs can match
+        lowered = text.lower()
+        present = {needle for needle in _NEEDLES if needle in lowered}
+        rules = tuple(rule for rule in RULES if not present.isdisjoint(rule.needles)) if present else ()
+    for rule in rules:
         if rule.pattern.search(text):
             return rule.name
+    if ascii_only and sum(map(text.count, _ASCII_DIGITS)) < _CARD_MIN_DIGITS:
+        return None  # too few digits for a card number
     for match in _CARD.finditer(text):
         digits = re.sub(r"\D", "", match.group())
         if 13 <= len(digits) <= 19 and _luhn_ok(digits):

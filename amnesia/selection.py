@@ -31,6 +31,8 @@ from amnesia.views import InjectionDecision
 
 HEADER_TITLE = "AMNESIA MEMORY"
 EXPLAINED_AFTER_LAST = 20  # skipped candidates after the last one taken that still get a decision line
+_SEPARATOR = " · "  # between the parts of a block line
+_SEPARATOR_TOKENS = count_tokens(_SEPARATOR)
 _DIGIT_STEPS = 10.0 ** np.arange(1, 8)  # a duration part of n digits is >= n-1 of these (8 digits at most)
 
 
@@ -57,16 +59,20 @@ class Selection:
         return tuple({"id": c.item.id, "tokens": tokens[c.item.id]} for c in self.chosen)
 
 
-def render_line(candidate: Candidate, now: float) -> str:
-    item = candidate.item
+def _line_head(item: MemoryItem, now: float) -> list[str]:
+    """The parts of an item's block line before its content."""
     parts = [f"- [{item.id}] {item.kind}"]
     if item.pinned:
         parts.append("pinned")
     parts.append(f"written {format_duration(max(0.0, now - item.created_at))} ago")
     if item.untrusted:
         parts.append("untrusted")
-    parts.append(item.content)
-    return " · ".join(parts)
+    return parts
+
+
+def render_line(candidate: Candidate, now: float) -> str:
+    item = candidate.item
+    return _SEPARATOR.join([*_line_head(item, now), item.content])
 
 
 def render_header(count: int, tokens: int, budget: int) -> str:
@@ -81,8 +87,11 @@ def header_reserve(budget: int) -> int:
 
 
 def static_line_tokens(item: MemoryItem) -> int:
-    """Tokens of the item's block line without its age ("0s" stands in: one token)."""
-    return count_tokens(render_line(Candidate(item, 0.0), item.created_at)) - 1
+    """Tokens of the item's block line without its age. No token spans a space, so the line's count is the
+    sum of its parts': the content's is `item.tokens` (counted once on write), the rest is a short head
+    ("0s" stands in for the age: one token)."""
+    head = _line_head(item, item.created_at)
+    return count_tokens(_SEPARATOR.join(head)) + _SEPARATOR_TOKENS + item.tokens - 1
 
 
 def duration_tokens(seconds: np.ndarray) -> np.ndarray:

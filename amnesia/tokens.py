@@ -16,15 +16,14 @@ _CJK = (
     "\uac00-\ud7af"  # hangul syllables
     "\uf900-\ufaff"  # CJK compatibility ideographs
 )
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\s\w]", re.UNICODE)
+# One match per token: a letter/digit run of length n is matched as ceil(n/4) greedy pieces of at most 4, so
+# counting is one C-level findall instead of a Python loop over the runs (count_tokens is a hot path).
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]{{1,4}}|[^\s\w]", re.UNICODE)
 
 
 def count_tokens(text: str) -> int:
-    total = 0
-    for match in _TOKEN.finditer(text):
-        piece = match.group()
-        total += 1 if len(piece) == 1 else -(-len(piece) // 4)
-    return total
+    """Tokens of `text` under the rule above."""
+    return len(_TOKEN.findall(text))
 
 
 def has_cjk(text: str) -> bool:

@@ -185,7 +185,10 @@ def memory_view(
     evicted: Sequence[MemoryItem] = (),
 ) -> MemoryView:
     """The view of a memory just written (or restored), naming the items the write retired and evicted."""
-    return MemoryView(
+    # Filled in directly: every `remember` returns one, and the frozen dataclass __init__ (one
+    # object.__setattr__ per field) cost as much as the rest of the write.
+    view = object.__new__(MemoryView)
+    view.__dict__.update(
         id=item.id,
         content=item.content,
         kind=item.kind,
@@ -206,6 +209,7 @@ def memory_view(
         evicted=tuple(old.id for old in evicted),
         hard_expires_at=item.expires_at,
     )
+    return view
 
 
 def plug_view(item: MemoryItem, now: float, config: Config) -> PlugView:

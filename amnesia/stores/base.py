@@ -26,10 +26,14 @@ class Store(Protocol):
         forget: Sequence[AuditEntry] = (),
         save: Sequence[MemoryItem] = (),
         audit: Sequence[AuditEntry] = (),
+        if_unchanged: bool = False,
     ) -> list[str]:
         """Atomically: for each `forget` entry whose item still exists, append the entry and delete the item
         (a second delete is a no-op: no entry, not returned); then append `audit`; then upsert `save`.
-        Returns the ids actually deleted."""
+        Returns the ids actually deleted. With `if_unchanged`, first raise `StoreConflict` (writing nothing)
+        if another process committed since this store last loaded or looked (`changed_externally`): the
+        caller planned the write (capacity, supersession) on what it had loaded, and checking inside the
+        write transaction is what keeps two processes from both filling the last free bytes."""
         ...
 
     def audit_entries(

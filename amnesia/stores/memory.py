@@ -28,6 +28,7 @@ class InMemoryStore:
         forget: Sequence[AuditEntry] = (),
         save: Sequence[MemoryItem] = (),
         audit: Sequence[AuditEntry] = (),
+        if_unchanged: bool = False,  # nothing to check: no other process writes to this store
     ) -> list[str]:
         items = self._items.setdefault(workspace_id, {})
         log = self._audit.setdefault(workspace_id, [])

@@ -27,7 +27,7 @@ from amnesia import keys
 from amnesia.audit import FORGET_REASONS, AuditEntry
 from amnesia.checks import shown
 from amnesia.config import DEFAULT_DB_PATH
-from amnesia.errors import InvalidInput, StoreBusy
+from amnesia.errors import InvalidInput, StoreBusy, StoreConflict
 from amnesia.item import MemoryItem
 
 T = TypeVar("T")
@@ -197,8 +197,9 @@ class SQLiteStore:
         forget: Sequence[AuditEntry] = (),
         save: Sequence[MemoryItem] = (),
         audit: Sequence[AuditEntry] = (),
+        if_unchanged: bool = False,
     ) -> list[str]:
-        deleted = self._retrying(lambda: self._commit(workspace_id, forget, save, audit))
+        deleted = self._retrying(lambda: self._commit(workspace_id, forget, save, audit, if_unchanged))
         if deleted:
             self._scrub_wal()
         return deleted
@@ -209,8 +210,13 @@ class SQLiteStore:
         forget: Sequence[AuditEntry],
         save: Sequence[MemoryItem],
         audit: Sequence[AuditEntry],
+        if_unchanged: bool,
     ) -> list[str]:
         with self._transaction():
+            # Under the write lock nobody else can commit, so an unchanged data_version here means the
+            # caller's plan still holds when this transaction commits.
+            if if_unchanged and self._read_data_version() != self._data_version:
+                raise StoreConflict(f"db: {shown(self.path)} changed under a write; reload and retry")
             present = self._existing_ids(workspace_id, [entry.item_id for entry in forget])
             due = list({entry.item_id: entry for entry in forget if entry.item_id in present}.values())
             self._insert_audit([*due, *audit])  # the audit lines first, then the content goes

@@ -77,3 +77,58 @@ def test_audit_entries_are_immutable_and_round_trip():
         "restored_from",
         "restore_fields",
     ]
+
+
+_TEXT = st.lists(
+    st.sampled_from([*"aZ0_ -·.:=\t\x1c", "東", "ア", "한", "ſ", "K", "é", "sk-", "pin", "token", "密码"]),
+    max_size=30,
+).map("".join)
+_SECRETISH = st.sampled_from(
+    [
+        "my password is hunter22",
+        "PIN code: 48213",
+        "the token = abcdefghijklmnop",
+        "sk-proj-ABCDEFGHIJKLMNOPQRSTUV",
+        "card 4111 1111 1111 1111",
+        "Verification code 123456",
+        "密码是 abc123",
+        "ghp_" + "a" * 36,
+        "ſk-" + "A" * 24,  # non-ASCII: IGNORECASE equivalences the ASCII shortcut must not decide
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TEXT | _SECRETISH, max_size=4).map(" ".join))
+def test_secret_detection_with_the_literal_shortcut_equals_running_every_rule(text):
+    from amnesia import safety
+
+    expected = next((rule.name for rule in safety.RULES if rule.pattern.search(text)), None)
+    if expected is None:
+        for match in safety._CARD.finditer(text):
+            digits = "".join(char for char in match.group() if char.isdigit())
+            if 13 <= len(digits) <= 19 and safety._luhn_ok(digits):
+                expected = "payment-card"
+                break
+    assert safety.find_secret_rule(text) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT)
+def test_token_count_in_one_findall_equals_the_per_run_rule(text):
+    import re
+
+    from amnesia.tokens import _CJK
+
+    runs = re.findall(rf"[{_CJK}]|[^\W{_CJK}]+|[^\s\w]", text)
+    assert count_tokens(text) == sum(-(-len(run) // 4) for run in runs)
+
+
+def test_the_view_of_a_write_fills_every_field_of_its_dataclass():
+    from dataclasses import fields
+
+    from amnesia.views import MemoryView
+
+    view = Amnesia(clock=SimulatedClock(0.0)).remember("Deploys freeze on Friday.", ttl="1d", key="freeze")
+    assert set(vars(view)) == {field.name for field in fields(MemoryView)}
+    assert view == MemoryView(**vars(view))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from amnesia import Amnesia, SimulatedClock, SQLiteStore, StoreBusy
+from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore, StoreBusy
 from amnesia.cli import run as cli_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,3 +92,38 @@ def test_the_cli_turns_a_held_lock_into_one_line_and_exit_2(
     assert err.count("\n") == 1 and err.startswith("error: db:") and "Traceback" not in err
     assert "database is locked" not in err
     assert SQLiteStore(db).load_items("default") == []
+
+
+@pytest.mark.parametrize("race", ["capacity", "key"])
+def test_a_write_planned_before_another_process_commits_is_planned_again(tmp_path: Path, race: str) -> None:
+    """The intermittent '6008 bytes stored, over max_store_bytes 6000': process A plans its write (what to
+    evict, what to supersede) on what it loaded, process B commits in between, and A's commit must not go
+    through on the stale plan. Here B's write is made to land exactly in that window."""
+    db = tmp_path / "memory.db"
+    config = Config(max_store_bytes=100, max_item_bytes=60)
+    clock = SimulatedClock(0.0)
+    first = Amnesia(store=SQLiteStore(db), config=config, clock=clock)
+    second = Amnesia(store=SQLiteStore(db), config=config, clock=clock)
+    key = "drink" if race == "key" else None
+    first.remember("The verification drink is lapsang souchong tea.", ttl="1d", key=key)  # 47 bytes
+    real_check = first.store.changed_externally
+    raced = False
+
+    def other_process_commits_after_the_check() -> bool:
+        nonlocal raced
+        changed = real_check()
+        if not raced:
+            raced = True
+            second.remember("The verification drink is oolong, not lapsang.", ttl="1d", key=key)  # 47 bytes
+        return changed
+
+    first.store.changed_externally = other_process_commits_after_the_check  # type: ignore[method-assign]
+    first.remember("The staging database is db-stage-3, not two.", ttl="1d", key=key)  # 44 bytes
+    assert raced
+    live = SQLiteStore(db).load_items("default")
+    assert sum(item.size_bytes for item in live) <= config.max_store_bytes
+    if race == "key":
+        assert [item.content for item in live] == ["The staging database is db-stage-3, not two."]
+    else:
+        assert len(live) == 2  # the weakest of the three was evicted, with its audit entry
+        assert [entry.reason for entry in first.audit()] == ["evicted"]
