@@ -9,6 +9,7 @@ from pathlib import Path
 from reports.build import build_report
 from reports.logread import RunData, load_runs
 from runners.armconfig import resolve_arm_specs
+from runners.execute import Executor, parse_shard
 from runners.runner import RunOptions
 from runners.runner import run as run_pairs
 from tasks.errors import BadInput
@@ -34,6 +35,8 @@ def run_options(
     progress: bool = False,
     argv: Sequence[str] = (),
     limit_seed: int = 0,
+    shard: str | None = None,
+    executor: str = "processes",
 ) -> RunOptions:
     """The validated `RunOptions` of a run (arm names, config file and `--set` strings resolved to arm specs);
     shared by `run` and the `amnesia-bench run` command. Raises `tasks.errors.BadInput` for a wrong input."""
@@ -52,6 +55,8 @@ def run_options(
         progress=progress,
         argv=list(argv),
         limit_seed=limit_seed,
+        shard=parse_shard(shard) if shard is not None else None,
+        executor=Executor.parse(executor).describe(),  # checked before anything is written
     )
 
 
@@ -98,13 +103,17 @@ def run(
     seeds: Sequence[int] = (),
     epochs: int = 1,
     limit_seed: int = 0,
+    shard: str | None = None,
+    executor: str = "processes",
 ) -> Path:
     """Replay `tasks` (a file or folder) on every arm with `model`, write the run folder (logs + manifest)
     and, unless `report=False`, its report in OUT/report; return the run folder. `set_options` are
     `arm.option=value` strings as with `--set`. An `out` that holds an earlier run's logs is refused unless
-    `resume` (continue it) or `overwrite` (replace it). Raises `tasks.errors.BadInput` before writing
-    anything when an input is wrong. `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E]
-    (see `replicates`) and report them together."""
+    `resume` (continue it) or `overwrite` (replace it). `shard="i/N"` runs only shard i of N of the pairs
+    (stable hash; see runners.execute), `executor="dask"` or `"dask=ADDRESS"` runs them on a Dask cluster
+    (the `[dask]` extra). Raises `tasks.errors.BadInput` before writing anything when an input is wrong.
+    `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E] (see `replicates`) and report them
+    together."""
     options = run_options(
         tasks,
         arms,
@@ -121,6 +130,8 @@ def run(
         overwrite=overwrite,
         progress=progress,
         limit_seed=limit_seed,
+        shard=shard,
+        executor=executor,
     )
     for replicate in replicates(options, seeds, epochs):
         run_pairs(replicate)

@@ -1,4 +1,4 @@
-"""`amnesia-bench`: validate, generate, import, run, report, check, rescore, compare.
+"""`amnesia-bench`: validate, generate, import, run, sweep, report, check, rescore, compare.
 
 Each command group lives in its own module and registers itself here, so the harness and the reports stay
 separate packages (reports read only run folders)."""
@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from amnesia.cli_runner import run_app
-from amnesia_bench import __version__, cli_cache, cli_import, cli_list, cli_run, cli_tasks
+from amnesia_bench import __version__, cli_cache, cli_import, cli_list, cli_run, cli_sweep, cli_tasks
 from amnesia_bench import cli_reports as reports_cli
 from tasks.errors import HANDLED_ERRORS, HarnessError, exit_code, problems
 
@@ -64,6 +64,7 @@ def _options(
 cli_tasks.register(app)
 cli_import.register(app)
 cli_run.register(app)
+cli_sweep.register(app)
 reports_cli.register(app)
 cli_cache.register(app)
 cli_list.register(app)

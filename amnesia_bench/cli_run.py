@@ -90,7 +90,15 @@ def register(app: typer.Typer) -> None:
         ] = 1,
         out: Annotated[Path, typer.Option(help="Run folder.")] = Path("runs/default"),
         budget: Annotated[int, typer.Option(help="Token budget of the injected memory block.")] = 2000,
-        workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+        workers: Annotated[int, typer.Option(help="Worker processes (Dask: LocalCluster workers).")] = 1,
+        shard: Annotated[
+            str | None,
+            typer.Option(help="i/N: only shard i (0-based) of N of the (arm, task) pairs, by a stable hash."),
+        ] = None,
+        executor: Annotated[
+            str,
+            typer.Option(help="processes, or dask[=ADDRESS] (no address: a LocalCluster; the [dask] extra)."),
+        ] = "processes",
         limit: Annotated[
             int | None,
             typer.Option(
@@ -118,7 +126,8 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="openai: key (default $OPENAI_API_KEY); never logged.")
         ] = None,
         max_connections: Annotated[
-            int | None, typer.Option(min=1, help="openai: concurrent requests at most (default 4).")
+            int | None,
+            typer.Option(min=1, help="openai: requests in flight per run, over all workers (default 4)."),
         ] = None,
         timeout: Annotated[
             float | None, typer.Option(min=0.001, help="openai: seconds per attempt (default 60).")
@@ -157,6 +166,8 @@ def register(app: typer.Typer) -> None:
             progress=progress,
             argv=_without_secrets(sys.argv[1:]),
             limit_seed=limit_seed,
+            shard=shard,
+            executor=executor,
         )
         for replicate in replicates(options, _parse_seeds(seeds), epochs):
             try:

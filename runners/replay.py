@@ -84,7 +84,28 @@ def tool_event_messages(events: tuple[ToolEventSpec, ...], call_id_prefix: str) 
 
 
 def task_to_dict(task: Task) -> dict[str, Any]:
-    return dataclasses.asdict(task)
+    """`dataclasses.asdict(task)` (the task_start record's `task`), without its per-value deepcopy: every
+    value of a task spec is immutable or a fresh container built here."""
+    return _plain(task)
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}  # None: not a dataclass
+
+
+def _plain(value: Any) -> Any:
+    cls = type(value)
+    try:
+        names = _FIELD_NAMES[cls]
+    except KeyError:
+        fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else None
+        names = _FIELD_NAMES[cls] = None if fields is None else tuple(f.name for f in fields)
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
+    if cls is tuple or cls is list:
+        return cls(_plain(element) for element in value)
+    if cls is dict:
+        return {_plain(key): _plain(element) for key, element in value.items()}
+    return value
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,14 @@
 run folder (`manifest.json`, `logs/<arm>/<task>.jsonl`, `work/` scratch space).
 
 Resume: a pair is finished iff its log ends with `task_end`; `resume=True` skips finished pairs and replays
-the others from scratch. Logs are identical whatever the number of workers, apart from `wall*` fields.
+the others from scratch. Logs are identical whatever the number of workers, the executor (processes or Dask),
+the calls in flight or the sharding, apart from `wall*` fields (runners.execute).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import itertools
 import json
-import multiprocessing
 import os
 import random
 import shutil
@@ -26,9 +25,10 @@ from typing import Any
 from tqdm import tqdm
 
 from runners.armconfig import ArmSpec, ineffective_options
+from runners.execute import Executor, execute, shard_of
 from runners.models import resolve_model
 from runners.models.cache import CachedModel
-from runners.replay import PairJob, derive_seed, replay_pair
+from runners.replay import PairJob, derive_seed
 from tasks.errors import RunError
 from tasks.load import load_tasks, task_set_hash
 from tasks.logschema import is_finished, log_filename
@@ -41,7 +41,6 @@ _RESUME_KEYS = ("seed", "epoch", "model", "arms", "budget_tokens", "tasks", "gro
 # What a manifest written before a key existed means by its absence.
 _RESUME_DEFAULTS = {"epoch": 0, "limit_seed": 0}
 _RUN_PARTS = ("logs", "work", "report")  # what a run writes into its folder (report: the report step)
-_BATCH_PAIRS = 16  # pairs per worker job: amortises inter-process overhead, keeps progress smooth
 
 
 @dataclass(frozen=True)
@@ -62,6 +61,8 @@ class RunOptions:
     overwrite: bool = False  # a fresh run may replace the logs of an earlier run in `out`
     progress: bool = True
     argv: list[str] = field(default_factory=list)
+    shard: tuple[int, int] | None = None  # (i, N): only the pairs of shard i of N (runners.execute.shard_of)
+    executor: str = "processes"  # processes | dask | dask=ADDRESS (runners.execute.Executor)
 
 
 @dataclass(frozen=True)
@@ -74,24 +75,6 @@ class RunSummary:
     seconds: float
     cache_hits: int | None = None  # answers served by the response cache (None: the model has no cache)
     cache_misses: int | None = None  # calls the cache could not answer, made for real
-
-
-@dataclass(frozen=True)
-class _Counts:
-    """What a batch of pairs did, summed over the batches of a run."""
-
-    calls: int = 0
-    probes: int = 0
-    cache_hits: int = 0
-    cache_misses: int = 0
-
-    def __add__(self, other: _Counts) -> _Counts:
-        return _Counts(
-            self.calls + other.calls,
-            self.probes + other.probes,
-            self.cache_hits + other.cache_hits,
-            self.cache_misses + other.cache_misses,
-        )
 
 
 def select_tasks(tasks: list[Task], groups: tuple[str, ...], limit: int | None, seed: int = 0) -> list[Task]:
@@ -233,34 +216,6 @@ def pair_seed(seed: int, task_id: str, epoch: int = 0) -> int:
     return derive_seed(seed, task_id) if epoch == 0 else derive_seed(seed, task_id, f"epoch{epoch}")
 
 
-_WORKER_MODELS: dict[str, Model] = {}
-
-
-def _run_batch(model_spec: str, batch: list[PairJob]) -> _Counts:
-    """Worker entry point: replay a batch and say what it did."""
-    model = _WORKER_MODELS.get(model_spec)
-    if model is None:
-        model = _WORKER_MODELS[model_spec] = resolve_model(model_spec)
-    return _replay_all(model, batch)
-
-
-def _replay_all(model: Model, batch: list[PairJob]) -> _Counts:
-    cache = model if isinstance(model, CachedModel) else None
-    hits, misses = (cache.hits, cache.misses) if cache else (0, 0)
-    calls = probes = 0
-    for job in batch:
-        pair_calls, pair_probes = replay_pair(job, model)
-        calls, probes = calls + pair_calls, probes + pair_probes
-    if cache:
-        hits, misses = cache.hits - hits, cache.misses - misses
-    return _Counts(calls, probes, hits, misses)
-
-
-def _batches(jobs: list[PairJob], size: int) -> Iterator[list[PairJob]]:
-    for start in range(0, len(jobs), size):
-        yield jobs[start : start + size]
-
-
 def _ignore(line: str) -> None:
     return None
 
@@ -279,6 +234,7 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
         raise RunError(f"--budget: expected a non-negative number of tokens, got {options.budget_tokens}")
     if options.resume and options.overwrite:
         raise RunError("--resume and --overwrite contradict each other: continue the run or replace it")
+    executor = Executor.parse(options.executor)
     model = resolve_model(options.model)
     in_groups = select_tasks(load_tasks(options.tasks), options.groups, None)
     tasks = select_tasks(in_groups, (), options.limit, options.limit_seed)
@@ -293,30 +249,16 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
         _prepare_fresh_folder(options.out, options.overwrite)
         _write_json_atomically(manifest_path, manifest)
     jobs = _jobs(options, tasks)
+    if options.shard is not None:
+        index, count = options.shard
+        jobs = [job for job in jobs if shard_of(job.arm.name, job.task.id, count) == index]
     pending = [job for job in jobs if not (options.resume and is_finished(job.log_path))]
-    counts = _Counts()
     with tqdm(
         total=len(pending), desc="pairs", unit="pair", file=sys.stderr, disable=not options.progress
     ) as bar:
-        if options.workers == 1:
-            for batch in _batches(pending, 1):
-                counts += _replay_all(model, batch)
-                bar.update(len(batch))
-        else:
-            context = multiprocessing.get_context("spawn")
-            with concurrent.futures.ProcessPoolExecutor(options.workers, mp_context=context) as pool:
-                futures = {
-                    pool.submit(_run_batch, options.model, batch): len(batch)
-                    for batch in _batches(pending, _BATCH_PAIRS)
-                }
-                try:
-                    for future in concurrent.futures.as_completed(futures):
-                        counts += future.result()
-                        bar.update(futures[future])
-                except BaseException:
-                    # Stop queued batches instead of finishing them; unfinished pairs are redone by --resume.
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
+        counts = execute(
+            pending, model, options.model, workers=options.workers, executor=executor, done=bar.update
+        )
     cached = isinstance(model, CachedModel)
     return RunSummary(
         out=options.out,

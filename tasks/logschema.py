@@ -1,7 +1,9 @@
 """Session logs: the typed record schema, its writer and its reader — the one definition of the log format.
 
-A run folder holds one JSONL file per (arm, task) pair, one record per event, appended and flushed per record
-so that a crash loses at most the record in flight. A pair is finished iff its last record is `task_end`.
+A run folder holds one JSONL file per (arm, task) pair, one record per event, appended in order through a
+buffer that is flushed when the pair ends. A crash leaves a prefix of the records (possibly ending in a torn
+line), never a reordered or padded file, so a pair is finished iff its last record is `task_end`: an
+unfinished pair is redone from scratch by `--resume`.
 
 Every record carries the envelope `v` (format version), `seq` (0, 1, 2... within the file), `type`, `arm`,
 `task_id`, `sim_time` (simulated seconds from the task start), then the fields of its record class below in
@@ -276,6 +278,11 @@ def log_filename(task_id: str) -> str:
     return task_id.replace("/", "__") + ".jsonl"
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # built once: json.dumps with options
+# builds a new encoder per call, and a run writes hundreds of thousands of records
+_BUFFER_BYTES = 1 << 16
+
+
 class LogWriter:
     """Appends records for one (arm, task) pair. Opening truncates: a pair is always logged from scratch."""
 
@@ -286,10 +293,11 @@ class LogWriter:
         self._task_id = task_id
         self._clock = clock
         self._seq = 0
-        self._file = path.open("w", encoding="utf-8")
+        self._file = path.open("w", encoding="utf-8", buffering=_BUFFER_BYTES)
 
     def write(self, record: Record) -> None:
-        """Append one record (envelope + fields + wall_time) and flush it to the file."""
+        """Append one record (envelope + fields + wall_time); the file gets it in order, by `close` at the
+        latest (no flush per record: the finished-iff-`task_end` rule needs only the order)."""
         line = {
             "v": LOG_FORMAT_VERSION,
             "seq": self._seq,
@@ -300,8 +308,7 @@ class LogWriter:
             **record.fields(),
             "wall_time": time.time(),
         }
-        self._file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self._file.flush()
+        self._file.write(_ENCODER.encode(line) + "\n")
         self._seq += 1
 
     def close(self) -> None:

@@ -166,10 +166,25 @@ class CachedModel:
     epoch: int = 0
     hits: int = field(default=0, compare=False)
     misses: int = field(default=0, compare=False)
+    # The runner calls from several threads at once (`max_in_flight`): the counts are kept exact.
+    _counting: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return self.inner.name
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            name: value for name, value in vars(self).items() if name != "_counting"
+        }  # a lock won't pickle
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state, _counting=threading.Lock())
+
+    @property
+    def max_in_flight(self) -> int:
+        """The wrapped model's (1 when it does not say)."""
+        return getattr(self.inner, "max_in_flight", 1)
 
     def describe(self) -> dict:
         # The cache is transparent (same request, same answer), so a run may resume with or without it;
@@ -181,10 +196,13 @@ class CachedModel:
         identity = self.inner.cache_identity()
         key = request_key(self.inner.request_payload(request), self.epoch, identity)
         hit = self.cache.get(key)
+        with self._counting:
+            if hit is not None:
+                self.hits += 1
+            else:
+                self.misses += 1
         if hit is not None:
-            self.hits += 1
             return hit
-        self.misses += 1
         response = self.inner.complete(request)
         self.cache.put(key, self.inner.name, response, identity)
         return response

@@ -1,14 +1,18 @@
 """Chat completions against any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp server, Ollama...).
 
 Base URL, model and key come from arguments or the environment (`OPENAI_BASE_URL`, `OPENAI_API_KEY`,
-`AMNESIA_MODEL`). Concurrency is bounded by a semaphore shared by every thread using the adapter; 429, 5xx,
-timeouts and connection errors are retried with exponential backoff (honouring `Retry-After`), and when the
-retries run out the call raises `ModelCallError` with one clear line: a failed call never becomes an answer.
+`AMNESIA_MODEL`). Concurrency is bounded by a semaphore shared by every thread using the adapter, and the
+runner keeps that many calls in flight (`max_in_flight`: one replaying pair per thread); 429, 5xx, timeouts
+and connection errors are retried with jittered exponential backoff, never sooner than a `Retry-After`
+(seconds or an HTTP date) asks, and when the retries run out the call raises `ModelCallError` with one clear
+line: a failed call never becomes an answer.
 """
 
 from __future__ import annotations
 
+import email.utils
 import os
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -67,19 +71,35 @@ class OpenAISettings:
 
 
 class OpenAICompatModel:
-    """One adapter instance per run; safe to call from several threads (at most `max_connections` at once)."""
+    """One adapter instance per run; safe to call from several threads (at most `max_connections` at once).
+    `jitter(delay)` spreads the retry waits of calls that failed together (default: uniform in
+    [delay/2, delay]), so they do not all come back at the same moment."""
 
-    def __init__(self, settings: OpenAISettings, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        settings: OpenAISettings,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        jitter: Callable[[float], float] | None = None,
+    ) -> None:
         self.settings = settings
         self.name = f"openai:{settings.model}"
         self._sleep = sleep
+        self._jitter = jitter or _equal_jitter
         self._slots = threading.BoundedSemaphore(settings.max_connections)
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
         self._identity: dict[str, Any] | None = None  # asked of the server once per process
         self._identity_lock = threading.Lock()
 
+    @property
+    def max_in_flight(self) -> int:
+        """How many calls the runner should keep in flight in this process."""
+        return self.settings.max_connections
+
     def describe(self) -> dict:
+        # Not `max_connections`: how many calls are in flight changes no answer, so it is no part of the
+        # model's identity (a run may resume with another value, and its logs equal a sequential run's).
         s = self.settings
         return {
             "adapter": "openai-compatible",
@@ -89,7 +109,6 @@ class OpenAICompatModel:
             "top_p": s.top_p,
             "timeout": s.timeout,
             "max_retries": s.max_retries,
-            "max_connections": s.max_connections,
         }
 
     def request_payload(self, request: ModelRequest) -> dict[str, Any]:
@@ -172,8 +191,8 @@ class OpenAICompatModel:
         raise ModelCallError(f"openai: POST {url} failed after {attempts} attempts; last: {last_problem}")
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        delay = self.settings.backoff_base * 2**attempt
-        if retry_after is not None:
+        delay = self._jitter(min(self.settings.backoff_base * 2**attempt, self.settings.backoff_max))
+        if retry_after is not None:  # the server said when: never sooner
             delay = max(delay, retry_after)
         return min(delay, self.settings.backoff_max)
 
@@ -210,13 +229,29 @@ def parse_chat_completion(body: dict[str, Any], request: ModelRequest) -> ModelR
     )
 
 
-def _retry_after_seconds(value: str | None) -> float | None:
+_JITTER = random.Random()  # only spreads retry waits in time: nothing logged depends on it
+
+
+def _equal_jitter(delay: float) -> float:
+    return delay / 2 + _JITTER.uniform(0.0, delay / 2)
+
+
+def _retry_after_seconds(value: str | None, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds to wait from a Retry-After header: a number of seconds, or an HTTP date (then measured from
+    `now`, the wall clock); None when absent or unreadable."""
     if value is None:
         return None
     try:
         return max(0.0, float(value))
     except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        return None
+    return max(0.0, when.timestamp() - now())
 
 
 def _snippet(text: str, limit: int = 200) -> str:

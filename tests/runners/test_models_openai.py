@@ -29,7 +29,7 @@ def make_model(openai_stub, sleeps: list[float] | None = None, **overrides: Any)
         model="stub-model", base_url=openai_stub.base_url, api_key="sk-test", **options
     )
     recorder = sleeps.append if sleeps is not None else (lambda _seconds: None)
-    return OpenAICompatModel(settings_, sleep=recorder)
+    return OpenAICompatModel(settings_, sleep=recorder, jitter=lambda delay: delay)  # exact waits to check
 
 
 def ask(text: str, seed: int = 0, tools: list[dict] | None = None) -> ModelRequest:
@@ -316,3 +316,28 @@ def test_request_key_ignores_dict_order_and_separates_epochs_and_endpoints(paylo
         payload, epoch, {**here, "base_url": "http://b/v1"}
     )
     assert request_key(payload, epoch, here) != request_key(payload, epoch, {**here, "served_model": None})
+
+
+def test_retry_waits_are_jittered_below_the_backoff_but_never_below_retry_after(stub_reply, openai_stub):
+    openai_stub.script(
+        *[stub_reply(503, {"error": "busy"})] * 3, stub_reply(429, {"error": "slow"}, {"retry-after": "0.5"})
+    )
+    sleeps: list[float] = []
+    settings_ = OpenAISettings(
+        model="stub-model", base_url=openai_stub.base_url, max_retries=5, backoff_base=0.1, backoff_max=5.0
+    )
+    OpenAICompatModel(settings_, sleep=sleeps.append).complete(ask("x"))
+    backoffs = [0.1, 0.2, 0.4]
+    assert all(full / 2 <= wait <= full for wait, full in zip(sleeps[:3], backoffs, strict=True))
+    assert sleeps[3] >= 0.5  # the server's Retry-After wins over a shorter jittered wait
+
+
+def test_retry_after_reads_seconds_and_http_dates():
+    from runners.models.openai_compat import _retry_after_seconds
+
+    now = 1445412480.0  # Wed, 21 Oct 2015 07:28:00 GMT
+    assert _retry_after_seconds("12", lambda: now) == 12.0
+    assert _retry_after_seconds("Wed, 21 Oct 2015 07:28:30 GMT", lambda: now) == 30.0
+    assert _retry_after_seconds("Wed, 21 Oct 2015 07:27:00 GMT", lambda: now) == 0.0  # already past
+    assert _retry_after_seconds("soon", lambda: now) is None
+    assert _retry_after_seconds(None, lambda: now) is None

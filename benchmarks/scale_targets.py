@@ -1,0 +1,242 @@
+"""Issue 15's targets, each measured as a ratio against a reference in the same run, printed with its floor.
+
+    python benchmarks/scale_targets.py            # everything but the 10^5-task run (a few minutes)
+    python benchmarks/scale_targets.py --full     # also 10^5 generated tasks x 3 arms, run+report, 2 workers
+
+Targets (the issue's numbers are floors):
+- replay: pairs/s of `run --no-report` on the 900-task generated set (`generate --group all --n 300 --seed 1`)
+  x 3 arms, 1 worker, against the code of REFERENCE_COMMIT (before issue 15) run the same way: >= 2x.
+- report: the report on that run takes at most a third of its replay time (issue 15, item 1).
+- engine: `remember` of 10^5 items in memory, at least a sixth of cachetools.TTLCache's insert rate; a sweep
+  with 10% due within 3x of TTLCache's expire (benchmarks/engine_ops.py's setup).
+- concurrency: against the stub OpenAI server (runners/models/stub_server.py) answering every call after
+  200 ms, model calls/s with `--max-connections 64` at least 20x those with 1 (logs equal: tests/runners).
+- 10^5 tasks (--full only): generated tasks x 3 arms, run and report with 2 workers, under 600 s.
+
+Exit status 1 when a measured target misses its floor (a target not measured is said so and does not count).
+Timings are wall-clock on whatever else the machine runs: each ratio compares two measurements taken
+alternately in the same run, the best of `--repeats` each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from anywhere: the engine_ops helpers and the harness come from here
+
+from benchmarks.engine_ops import bench_engine, bench_ttlcache  # noqa: E402
+
+REFERENCE_COMMIT = "b7a3b44"  # main before issue 15's work: "today's" replay speed
+ARMS = "no-memory,full-memory,amnesia"
+STUB_DELAY = 0.2
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    ratio: float | None  # None: not measured
+    floor: float
+    detail: str
+
+    @property
+    def met(self) -> bool:
+        return self.ratio is not None and self.ratio >= self.floor
+
+    def line(self) -> str:
+        if self.ratio is None:
+            return f"| {self.name} | not measured | >= {self.floor:.3g} | {self.detail} |"
+        verdict = "met" if self.met else "MISSED"
+        return f"| {self.name} | {self.ratio:.3g} | >= {self.floor:.3g} | {verdict}: {self.detail} |"
+
+
+def _amnesia_bench(code_root: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """`amnesia-bench ARGS` from the package at `code_root`; its stdout."""
+    command = [sys.executable, "-c", "from amnesia_bench.cli import main; main()", *args]
+    environment = {**os.environ, **(env or {}), "PYTHONPATH": str(code_root)}
+    result = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"amnesia-bench {' '.join(args)} failed:\n{result.stderr[-2000:]}")
+    return result.stdout
+
+
+def _seconds(run_output: str) -> float:
+    """The replay seconds from `run`'s summary line ("... probes in 6.9s -> OUT")."""
+    line = next(line for line in run_output.splitlines() if " probes in " in line)
+    return float(line.split(" probes in ")[1].split("s ->")[0])
+
+
+def _reference_code(folder: Path) -> Path:
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", REFERENCE_COMMIT], capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        raise SystemExit(f"git archive {REFERENCE_COMMIT}: {archive.stderr.decode(errors='replace')}")
+    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
+        tar.extractall(folder, filter="data")
+    return folder
+
+
+def replay_and_report(work: Path, repeats: int) -> list[Target]:
+    tasks = work / "gen900"
+    _amnesia_bench(ROOT, "generate", "--group", "all", "--n", "300", "--seed", "1", "--out", str(tasks))
+    reference = _reference_code(work / "reference")
+    quiet = ["--tasks", str(tasks), "--arms", ARMS, "--no-progress", "--no-report", "--overwrite"]
+    times: dict[str, list[float]] = {"reference": [], "current": []}
+    for _ in range(repeats):  # alternately, so that both see the same machine load
+        for label, code in (("reference", reference), ("current", ROOT)):
+            output = _amnesia_bench(code, "run", *quiet, "--out", str(work / f"run-{label}"))
+            times[label].append(_seconds(output))
+    old, new = min(times["reference"]), min(times["current"])
+    replay = Target(
+        "replay throughput, 900 tasks x 3 arms, 1 worker (vs before issue 15)",
+        old / new,
+        2.0,
+        f"{new:.1f} s against {old:.1f} s at {REFERENCE_COMMIT}",
+    )
+    started = time.perf_counter()
+    _amnesia_bench(ROOT, "report", str(work / "run-current"), "--out", str(work / "report"))
+    report_seconds = time.perf_counter() - started
+    report = Target(
+        "report time <= replay time / 3 (ratio: replay / report)",
+        new / report_seconds,
+        3.0,
+        f"report {report_seconds:.1f} s (process start included) on a {new:.1f} s replay",
+    )
+    return [replay, report]
+
+
+def engine() -> list[Target]:
+    ours = bench_engine("Amnesia in-memory", _in_memory_store, 100_000, 7)
+    cache = bench_ttlcache(100_000, 7)
+    return [
+        Target(
+            "engine remember rate / TTLCache insert rate (10^5 items)",
+            ours.remember_ops / cache.remember_ops,
+            1 / 6,
+            f"{ours.remember_ops:,.0f} against {cache.remember_ops:,.0f} ops/s",
+        ),
+        Target(
+            "TTLCache expire time x3 / engine sweep time, 10% due",
+            3 * cache.sweep_due_ms / ours.sweep_due_ms,
+            1.0,
+            f"sweep {ours.sweep_due_ms:.1f} ms against expire {cache.sweep_due_ms:.1f} ms",
+        ),
+    ]
+
+
+def _in_memory_store() -> object:
+    from amnesia import InMemoryStore
+
+    return InMemoryStore()
+
+
+_STUB = """
+import sys, time
+from runners.models.stub_server import Reply, StubServer
+stub = StubServer()
+stub.script(*[Reply(delay={delay})] * 100_000)
+stub.start()
+print(stub.base_url, flush=True)
+sys.stdin.read()  # serve until the benchmark closes our stdin
+stub.stop()
+"""
+
+
+def concurrency(work: Path, repeats: int) -> Target:
+    tasks = work / "gen-concurrency"
+    _amnesia_bench(ROOT, "generate", "--group", "all", "--n", "80", "--seed", "2", "--out", str(tasks))
+    server = subprocess.Popen(
+        [sys.executable, "-c", _STUB.format(delay=STUB_DELAY)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().strip()
+        rates: dict[int, list[float]] = {1: [], 64: []}
+        for _ in range(repeats):
+            for connections, limit in ((1, 8), (64, 240)):
+                output = _amnesia_bench(
+                    ROOT,
+                    *("run", "--tasks", str(tasks), "--arms", "no-memory", "--limit", str(limit)),
+                    *("--model", "openai:stub-model", "--base-url", base_url, "--no-cache"),
+                    *("--max-connections", str(connections), "--no-progress", "--no-report", "--overwrite"),
+                    *("--out", str(work / f"stub-{connections}")),
+                )
+                calls = int(output.split(" model calls")[0].split(", ")[-1])
+                rates[connections].append(calls / _seconds(output))
+    finally:
+        if server.stdin is not None:
+            server.stdin.close()
+        server.wait(timeout=30)
+    one, many = max(rates[1]), max(rates[64])
+    return Target(
+        "model calls/s, 64 connections / 1 (stub server, 200 ms per call)",
+        many / one,
+        20.0,
+        f"{many:.0f} against {one:.1f} calls/s",
+    )
+
+
+def hundred_thousand(work: Path) -> Target:
+    tasks = work / "gen100k"
+    _amnesia_bench(ROOT, "generate", "--group", "all", "--n", "33334", "--seed", "1", "--out", str(tasks))
+    started = time.perf_counter()
+    _amnesia_bench(
+        ROOT,
+        *("run", "--tasks", str(tasks), "--arms", ARMS, "--workers", "2", "--no-progress"),
+        *("--out", str(work / "run100k")),
+    )
+    seconds = time.perf_counter() - started
+    return Target(
+        "10^5 tasks x 3 arms, run + report, 2 workers: 600 s / time taken",
+        600.0 / seconds,
+        1.0,
+        f"{seconds:.0f} s",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="also the 10^5-task run and report")
+    parser.add_argument("--repeats", type=int, default=2, help="measurements per side of each ratio")
+    parser.add_argument("--json", action="store_true", help="print the targets as JSON too")
+    args = parser.parse_args(argv)
+    steps: list[Callable[[Path], list[Target]]] = [
+        lambda work: replay_and_report(work, args.repeats),
+        lambda work: engine(),
+        lambda work: [concurrency(work, args.repeats)],
+    ]
+    targets: list[Target] = []
+    with tempfile.TemporaryDirectory(prefix="amnesia-scale-") as folder:
+        for step in steps:
+            targets += step(Path(folder))
+        if args.full:
+            targets.append(hundred_thousand(Path(folder)))
+        else:
+            targets.append(Target("10^5 tasks x 3 arms, run + report, 2 workers", None, 1.0, "pass --full"))
+    print("| target | ratio | floor | result |")
+    print("|---|---:|---:|---|")
+    for target in targets:
+        print(target.line())
+    if args.json:
+        print(json.dumps([vars(t) for t in targets]))
+    return 1 if any(t.ratio is not None and not t.met for t in targets) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
