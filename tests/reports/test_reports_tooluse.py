@@ -27,7 +27,8 @@ def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
 def test_tool_calls_are_counted_per_arm_group_and_probe(
     drink_task, preference_task, write_tasks, server: StubServer, tmp_path: Path
 ) -> None:
-    # agent-managed runs first (--arms order, one worker): drink_task (3 turns), then preference_task.
+    # agent-managed runs first (--arms order, one worker, one call in flight): drink_task (3 turns), then
+    # preference_task.
     server.script(
         tool_reply(("amnesia_remember", {"content": "The verification drink is lapsang.", "ttl": "1d"})),
         text_reply("Noted."),
@@ -39,7 +40,7 @@ def test_tool_calls_are_counted_per_arm_group_and_probe(
     out = tmp_path / "run"
     args = ["run", "--no-progress", "--tasks", str(tasks), "--arms", "agent-managed,amnesia"]
     args += ["--model", "openai/stub-model", "--base-url", server.base_url, "--out", str(out)]
-    result = CliRunner().invoke(app, args)
+    result = CliRunner().invoke(app, [*args, "--max-connections", "1"])  # the script is consumed in order
     assert result.exit_code == 0, result.output
 
     with (out / "report" / "summary.csv").open(encoding="utf-8") as handle:
