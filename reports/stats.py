@@ -30,7 +30,10 @@ POWER = 0.80
 # fewer, one or two odd tasks decide the sign, whatever the p-value and the CI say.
 MIN_TASKS = 10
 EXACT_UP_TO = 15  # discordant tasks: exact sign-flip enumeration (2^15 sign vectors) up to this many
-PERMUTATION_UP_TO = 2000  # beyond: the normal approximation of the sign-flip distribution
+# Up to this many discordant tasks, random swaps; beyond, the normal approximation of the sign-flip
+# distribution (a sum of that many independent ±tᵢ terms: the approximation is close, and exact swaps would
+# cost resamples × tasks per comparison).
+PERMUTATION_UP_TO = 200
 _BLOCK_ELEMENTS = 1 << 21  # weights made per block (resamples × clusters): ~16 MB as float64
 
 # Poisson(1) cumulative probabilities: a uniform below CDF[k] draws k.

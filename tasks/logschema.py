@@ -19,6 +19,7 @@ A field a version-1 log may lack is declared with a default, and the reader fill
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import time
 from dataclasses import dataclass
@@ -267,6 +268,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
 MEMORY_TYPES = (MemoryWrite.TYPE, MemoryTouch.TYPE, MemoryForget.TYPE, MemoryRefused.TYPE)
 
 
+@functools.cache  # asked once per log line; the schema does not change while a process runs
 def required_fields(record_type: str) -> tuple[str, ...]:
     """The fields a line of this type must carry (those without a default)."""
     cls = RECORD_TYPES[record_type]
