@@ -51,8 +51,9 @@ def model_label(described: dict[str, Any]) -> str:
     if not isinstance(described, dict):
         return str(described)
     name = str(described.get("model") or described.get("name") or described.get("adapter") or "model")
-    if described.get("strategy"):
-        name = f"{name}/{described['strategy']}"
+    strategy = described.get("strategy")
+    if strategy and str(strategy) not in name:  # "scripted" + uniform; "scripted:newest" names it already
+        name = f"{name}/{strategy}"
     return f"{name}+epoch{described['cache_epoch']}" if described.get("cache_epoch") else name
 
 

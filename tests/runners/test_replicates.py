@@ -93,3 +93,19 @@ def test_a_limit_sample_is_balanced_for_any_task_set(cells, limit, seed):
 def test_the_pair_seed_of_epoch_zero_is_the_plain_seed():
     assert pair_seed(7, "harmful/drink") == pair_seed(7, "harmful/drink", 0)
     assert pair_seed(7, "harmful/drink", 1) != pair_seed(7, "harmful/drink", 0)
+
+
+def test_a_model_panel_is_reported_per_model_and_overall(small_set_tasks, write_tasks, run_args, tmp_path):
+    tasks = write_tasks(tmp_path / "tasks", small_set_tasks)
+    runs = []
+    for model in ("scripted", "scripted/newest"):
+        out = tmp_path / model.replace("/", "-")
+        assert runner.invoke(app, run_args(tasks, out, "--model", model)).exit_code == 0
+        runs.append(str(out))
+    result = runner.invoke(app, ["report", *runs, "--out", str(tmp_path / "panel"), "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    models = pd.read_csv(tmp_path / "panel" / "models.csv")
+    assert set(models["model"]) == {"scripted/uniform", "scripted:newest"}
+    assert "## Results by model" in (tmp_path / "panel" / "report.md").read_text(encoding="utf-8")
+    paired = pd.read_csv(tmp_path / "panel" / "paired.csv")
+    assert {"group", "category", "mechanism", "model"} <= set(paired["by"])
