@@ -7,9 +7,9 @@ Imports LoCoMo with no written ttls (`--ttl-policy none`: every write takes the 
 Amnesia arms run on ttls the dataset never saw), runs every arm at every budget with the scripted model (the
 metric is model-free), and writes `sweep.csv` (one row per arm × budget × mechanism, with 95% CIs clustered by
 conversation), `sweep.md` (the tables) and `figures/evidence_vs_budget.png|svg`, updated after each budget
-(rows of other budgets already in OUT/sweep.csv are kept, so budgets may be swept by separate processes:
-`--budgets 500,1000` and `--budgets 8000,4000`). Each budget's run folder is deleted once read (logs run to
-~40 MB per arm and budget); pass --keep to keep them.
+(rows of other arm × budget cells already in OUT/sweep.csv are kept, so budgets and arms may be swept by
+separate processes: `--budgets 500,1000` and `--budgets 8000,4000`, `--arms claims`). Each budget's run
+folder is deleted once read (logs run to ~40 MB per arm and budget); pass --keep to keep them.
 """
 
 from __future__ import annotations
@@ -82,7 +82,15 @@ def dataset_tokens(data: Path) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("conversation")
 
 
-def sweep(data: Path, work: Path, budgets: tuple[int, ...], keep: bool, out: Path, workers: int) -> None:
+def sweep(
+    data: Path,
+    work: Path,
+    budgets: tuple[int, ...],
+    keep: bool,
+    out: Path,
+    workers: int,
+    arms: tuple[str, ...],
+) -> None:
     """Run every arm at each budget in turn; after each, merge its rows into OUT/sweep.csv and re-render."""
     tasks = work / "tasks"
     import_locomo(data, tasks, parse_ttl_policy("none"))
@@ -91,7 +99,7 @@ def sweep(data: Path, work: Path, budgets: tuple[int, ...], keep: bool, out: Pat
     sizes = dataset_tokens(data)
     for budget in budgets:
         folder = work / f"run-{budget}"
-        run(tasks, ARMS, out=folder, budget_tokens=budget, arm_config=config, workers=workers, report=False)
+        run(tasks, arms, out=folder, budget_tokens=budget, arm_config=config, workers=workers, report=False)
         publish(evidence_table(load_run(folder)), out, sizes)
         if not keep:
             shutil.rmtree(folder)
@@ -107,7 +115,10 @@ def publish(rows: pd.DataFrame, out: Path, sizes: pd.DataFrame) -> None:
         path = out / "sweep.csv"
         if path.exists():
             earlier = pd.read_csv(path, keep_default_na=False)
-            earlier = earlier[~earlier["budget_tokens"].isin(rows["budget_tokens"].unique())]
+            fresh = earlier.set_index(["arm", "budget_tokens"]).index.isin(
+                rows.set_index(["arm", "budget_tokens"]).index
+            )
+            earlier = earlier[~fresh]
             rows = pd.concat([earlier, rows], ignore_index=True)
         rows = rows.sort_values(["arm", "budget_tokens", "mechanism"]).reset_index(drop=True)
         rows.to_csv(path, index=False, float_format="%.4f")
@@ -186,11 +197,12 @@ def main() -> int:
     parser.add_argument("--budgets", default=",".join(str(b) for b in BUDGETS))
     parser.add_argument("--keep", action="store_true", help="keep the run folders (in a temp folder)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes per run")
+    parser.add_argument("--arms", default=",".join(ARMS), help="a subset of the sweep's arms")
     args = parser.parse_args()
     budgets = tuple(int(b) for b in args.budgets.split(","))
     work = Path(tempfile.mkdtemp(prefix="locomo-sweep-"))
     try:
-        sweep(args.data, work, budgets, args.keep, args.out, args.workers)
+        sweep(args.data, work, budgets, args.keep, args.out, args.workers, tuple(args.arms.split(",")))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
