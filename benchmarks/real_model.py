@@ -77,10 +77,20 @@ def read_run(run_dir: Path, wall_seconds: float) -> RunFigures:
     return figures
 
 
-def run_bench(tasks: Path, model: str, out: Path, env: dict[str, str]) -> RunFigures:
+def copy_tasks(relative_paths: list[str], task_dir: Path) -> Path:
+    """The chosen task files (paths under tasks/) copied into `task_dir`, keeping their group folders."""
+    for relative in relative_paths:
+        target = task_dir / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / "tasks" / relative, target)
+    return task_dir
+
+
+def run_bench(tasks: Path, model: str, out: Path, env: dict[str, str], *run_flags: str) -> RunFigures:
+    """One timed `amnesia-bench run` of the three arms (`run_flags` appended), read back from its logs."""
     command = [
         *("amnesia-bench", "run", "--tasks", str(tasks), "--arms", ARMS, "--model", model),
-        *("--out", str(out), "--overwrite", "--no-report", "--no-progress"),
+        *("--out", str(out), "--overwrite", "--no-report", "--no-progress", *run_flags),
     ]
     started = time.perf_counter()
     subprocess.run(command, check=True, env=env, cwd=REPO)
@@ -126,11 +136,7 @@ def main() -> int:
     out: Path = args.out.resolve()
     if out.exists():
         shutil.rmtree(out)
-    task_dir = out / "tasks"
-    for relative in args.tasks.split(","):
-        target = task_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / "tasks" / relative, target)
+    task_dir = copy_tasks(args.tasks.split(","), out / "tasks")
     # A cache of this benchmark's own, so the first run really calls the model.
     env = {**os.environ, "AMNESIA_CACHE": str(out / "responses.sqlite3")}
     env.pop("AMNESIA_NO_CACHE", None)

@@ -171,7 +171,7 @@ def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict
 
 
 def _tool_calls_per_turn(records: list[dict[str, Any]]) -> dict[tuple[int, int], int]:
-    """(session, turn) -> how many tool calls the model made in that turn (agent-managed mode)."""
+    """(session, turn) -> how many tool calls the model made in that turn."""
     counts: dict[tuple[int, int], int] = {}
     for record in records:
         if record["type"] == ToolCall.TYPE:

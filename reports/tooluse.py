@@ -1,5 +1,6 @@
-"""Tool use: how many tool calls each arm's model made (agent-managed mode, `tool_call` records), so a model
-that never called a tool no longer looks like one that managed its memory. Kept apart from the rate tables:
+"""Tool use: how many tool calls each arm's model made (`tool_call` records: agent-managed mode, or a seed
+arm's own tools with `scripted:tools` or a tool-calling model), so a model that never called a tool no longer
+looks like one that used its memory tools. Kept apart from the rate tables:
 tool calls are a count, not a rate with a CI."""
 
 from __future__ import annotations
@@ -30,5 +31,5 @@ def tool_use_line(data: RunData) -> str:
         parts.append(
             f"`{arm}` {calls} ({per_probe:.2f} per probe; {used}/{len(probes)} probes after a tool call)"
         )
-    lead = "Tool calls (agent-managed mode: the model manages its memory through tools)"
+    lead = "Tool calls (the model called the arm's memory tools)"
     return f"{lead}: {'; '.join(parts)}."

@@ -55,7 +55,7 @@ def test_tool_calls_are_counted_per_arm_group_and_probe(
     }
     report = (out / "report" / "report.md").read_text(encoding="utf-8")
     assert (
-        "Tool calls (agent-managed mode: the model manages its memory through tools): "
+        "Tool calls (the model called the arm's memory tools): "
         "`agent-managed` 2 (1.00 per probe; 1/2 probes after a tool call); "
         "`amnesia` 0 (0.00 per probe; 0/2 probes after a tool call)."
     ) in report
