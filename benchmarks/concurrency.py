@@ -1,9 +1,9 @@
-"""Concurrency: agents, CLI users and a sweeper share one SQLite file for a fixed time; afterwards every
-acknowledged write is stored or audited as forgotten, nothing is half-done (benchmarks/db_invariants.py),
-and no `database is locked` reached anyone.
+"""Concurrency: agents, CLI users and a sweeper share one SQLite file for a time and a number of
+steps; then every acknowledged write is stored or audited as forgotten, nothing is half-done
+(benchmarks/db_invariants.py), and no `database is locked` reached anyone.
 
     python benchmarks/concurrency.py                          # 2 agents + 2 CLI users + 1 sweeper, 30 s
-    python benchmarks/concurrency.py --seconds 4 --json       # what tests/hardening/test_concurrency.py runs
+    python benchmarks/concurrency.py --seconds 2 --min-steps 40 --json   # tests/hardening/test_concurrency.py
 
 An agent is an engine in its own process (remember with short ttls, keys, session memories; recall; inject;
 forget; end a sub-agent). A CLI user calls `dsh-memory-forget` (its `run(argv)` entry point, in a loop) with
@@ -111,17 +111,22 @@ def _cli_step(base: list[str], rng: random.Random, serial: str, log: TextIO) -> 
         _note(log, t="ack", op="cli-error", error=err.strip())
 
 
-def worker(role: str, db: Path, config_file: Path, ledger: Path, seed: int, seconds: float) -> None:
+def worker(
+    role: str, db: Path, config_file: Path, ledger: Path, seed: int, seconds: float, min_steps: int
+) -> None:
+    """One process of the mix: `role` steps for `seconds`, and on until `min_steps` steps finished (a step
+    refused with StoreBusy does not count), so a slow or loaded machine still exercises every role."""
     until = time.time() + seconds  # counted from here: start-up (imports) is not part of the mix
     rng = random.Random(seed)
     counter = iter(range(10**9))
+    finished = 0
     with ledger.open("a", encoding="utf-8") as log:
         _note(log, t="start")
         base = ["--json", "--db", str(db), "--config", str(config_file)]
         engine = None
         if role != "cli":
             engine = Amnesia(store=SQLiteStore(db, lock_timeout=CONFIG.lock_timeout), config=CONFIG)
-        while time.time() < until:
+        while time.time() < until or finished < min_steps:
             serial = f"{role}{seed}-{next(counter)}"
             try:
                 if role == "cli":
@@ -133,11 +138,14 @@ def worker(role: str, db: Path, config_file: Path, ledger: Path, seed: int, seco
                     ids = engine.sweep().ids  # type: ignore[union-attr]
                     _note(log, t="ack", op="sweep", gone=list(ids))
                     time.sleep(0.05)
+                finished += 1
             except StoreBusy as error:  # the bounded retry gave up: a clear error, and nothing was written
                 _note(log, t="ack", op="busy", error=str(error))
 
 
-def run_mix(seconds: float, agents: int, clis: int, sweepers: int, folder: Path) -> dict[str, Any]:
+def run_mix(
+    seconds: float, agents: int, clis: int, sweepers: int, folder: Path, min_steps: int = 0
+) -> dict[str, Any]:
     db, config_file = folder / "memory.db", folder / "config.yaml"
     config_file.write_text(yaml.safe_dump(CONFIG.to_dict()), encoding="utf-8")
     SQLiteStore(db).close()
@@ -147,11 +155,13 @@ def run_mix(seconds: float, agents: int, clis: int, sweepers: int, folder: Path)
         ledger = folder / f"ledger-{index}.jsonl"
         argv = [sys.executable, __file__, "--worker", role, str(db), str(config_file), str(ledger)]
         processes.append(
-            subprocess.Popen([*argv, str(index), str(seconds)], stderr=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [*argv, str(index), str(seconds), str(min_steps)], stderr=subprocess.PIPE, text=True
+            )
         )
     problems = []
     for index, process in enumerate(processes):
-        _, stderr = process.communicate(timeout=seconds + 120)
+        _, stderr = process.communicate(timeout=seconds + 240)
         if process.returncode != 0 or stderr.strip():
             problems.append(f"{roles[index]} {index} exited {process.returncode}: {stderr.strip()[-500:]}")
     ledgers = sorted(folder.glob("ledger-*.jsonl"))
@@ -184,16 +194,19 @@ def main() -> int:
     parser.add_argument("--agents", type=int, default=2)
     parser.add_argument("--clis", type=int, default=2)
     parser.add_argument("--sweepers", type=int, default=1)
+    parser.add_argument(
+        "--min-steps", type=int, default=0, help="each process goes on until this many steps finished"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    parser.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=7, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        role, db, config_file, ledger, seed, seconds = args.worker
-        worker(role, Path(db), Path(config_file), Path(ledger), int(seed), float(seconds))
+        role, db, config_file, ledger, seed, seconds, min_steps = args.worker
+        worker(role, Path(db), Path(config_file), Path(ledger), int(seed), float(seconds), int(min_steps))
         return 0
     with tempfile.TemporaryDirectory() as scratch:
         os.environ[KEY_FILE_ENV] = str(Path(scratch) / "audit.key")  # workers share it; nothing in ~/.config
-        figures = run_mix(args.seconds, args.agents, args.clis, args.sweepers, Path(scratch))
+        figures = run_mix(args.seconds, args.agents, args.clis, args.sweepers, Path(scratch), args.min_steps)
     return print_figures(figures, args.json, 50)
 
 
