@@ -18,11 +18,17 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option(help="Output folder (default: FIRST_RUN/report).")] = None,
         resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 2000,
         timeline_task: Annotated[str | None, typer.Option(help="Task id for the strength timeline.")] = None,
+        reference: Annotated[
+            list[str] | None,
+            typer.Option(help="Also compare every arm with this arm, paired (repeatable)."),
+        ] = None,
     ) -> None:
         """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
         from reports.build import build_report
 
-        target = build_report(runs, out=out, resamples=resamples, timeline_task=timeline_task)
+        target = build_report(
+            runs, out=out, resamples=resamples, timeline_task=timeline_task, references=reference or ()
+        )
         typer.echo(f"report written to {target}")
 
     @app.command("view")

@@ -33,6 +33,7 @@ from reports.staging import staged_folder
 from reports.stats import DEFAULT_RESAMPLES
 from reports.tooluse import with_tool_calls
 from reports.tradeoff import tradeoff_figure, tradeoff_points
+from tasks.errors import ReportInputError
 
 
 @dataclass
@@ -69,11 +70,18 @@ def _as_list(runs: Path | str | Sequence[Path | str]) -> list[Path]:
 
 
 def compute_tables(
-    runs: Path | str | Sequence[Path | str], resamples: int = DEFAULT_RESAMPLES
+    runs: Path | str | Sequence[Path | str],
+    resamples: int = DEFAULT_RESAMPLES,
+    references: Sequence[str] = (),
 ) -> ReportTables:
     """Every table of a report (summary, categories, mechanisms, models, per task, paired, benefit,
-    stale-by-age) from runs; the task bootstrap weights are drawn once for all of them."""
+    stale-by-age) from runs; the task bootstrap weights are drawn once for all of them. `references`: arms
+    every other arm is also compared with, besides no-memory and full-memory (ReportInputError if absent)."""
     data = load_runs(_as_list(runs))
+    missing = [arm for arm in references if arm not in data.arms]
+    if missing:
+        arms = ", ".join(data.arms)
+        raise ReportInputError(f"--reference: arm {missing[0]!r} is not in the runs (arms: {arms})")
     table = per_task(data)
     by_mechanism = per_task_mechanism(data)
     probe_rates = {name: RATES[name] for name in PROBE_RATES}
@@ -84,7 +92,7 @@ def compute_tables(
         },
         resamples,
     )
-    pairs = arm_pairs(data.arms)
+    pairs = arm_pairs(data.arms, references)
     groups = coarsen(fine["tasks"], ["arm", "group"], RATES)
     categories = coarsen(fine["tasks"], ["arm", "group", "category"], RATES)
     mechanisms = coarsen(fine["mechanisms"], ["arm", "mechanism"], probe_rates, all_group=False)
@@ -143,13 +151,12 @@ def build_report(
     out: Path | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     timeline_task: str | None = None,
+    references: Sequence[str] = (),
 ) -> Path:
-    """Write `out` (default FIRST_RUN/report/) and return it."""
+    """Write `out` (default FIRST_RUN/report/) and return it; `references` as in `compute_tables`."""
     run_dirs = _as_list(runs)
-    tables = compute_tables(run_dirs, resamples)
+    tables = compute_tables(run_dirs, resamples, references)
     if timeline_task is not None and timeline_task not in tables.data.task_specs:
-        from tasks.errors import ReportInputError
-
         raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")
     target = Path(out) if out is not None else run_dirs[0] / "report"
     with staged_folder(target, ".report-") as staging:

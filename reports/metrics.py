@@ -9,6 +9,7 @@ the bootstrap (`CellRates`), since a task gets the same bootstrap weight in ever
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -347,10 +348,12 @@ def summarise(
 REFERENCE_ARMS = ("no-memory", "full-memory")
 
 
-def arm_pairs(arms: list[str]) -> list[tuple[str, str]]:
-    """(arm, reference) pairs: every arm against each reference arm in the run (no memory, then full memory),
-    whatever the run order; with neither in the run, every arm against the first. Each unordered pair once."""
-    references = [arm for arm in REFERENCE_ARMS if arm in arms] or arms[:1]
+def arm_pairs(arms: list[str], extra_references: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(arm, reference) pairs: every arm against each reference arm in the run (no memory, then full memory,
+    then `extra_references` in order), whatever the run order; with none in the run, every arm against the
+    first. Each unordered pair once."""
+    wanted = [*REFERENCE_ARMS, *(arm for arm in extra_references if arm not in REFERENCE_ARMS)]
+    references = [arm for arm in wanted if arm in arms] or arms[:1]
     pairs: list[tuple[str, str]] = []
     for reference in references:
         for arm in arms:

@@ -212,3 +212,22 @@ def test_rescore_keeps_lines_whose_content_holds_unicode_line_separators(
     result = runner.invoke(app, ["rescore", str(tmp_path / "run"), "--out", str(tmp_path / "rescored")])
     assert result.exit_code == 0, result.output
     assert run_logs(tmp_path / "rescored") == run_logs(tmp_path / "run")
+
+
+def test_a_named_reference_arm_pairs_nothing_twice_and_an_unknown_one_is_exit_2(run_dir, tmp_path):
+    out = tmp_path / "with-reference"
+    result = runner.invoke(
+        app, ["report", str(run_dir), "--resamples", "300", "--reference", "amnesia", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    paired = pd.read_csv(out / "paired.csv")
+    # every arm was already paired with amnesia (against no-memory and full-memory): no pair twice
+    pairs = set(zip(paired["arm"], paired["reference"], strict=True))
+    assert ("amnesia", "full-memory") in pairs and ("full-memory", "amnesia") not in pairs
+
+    missing = runner.invoke(
+        app, ["report", str(run_dir), "--reference", "claims", "--out", str(tmp_path / "never")]
+    )
+    assert missing.exit_code == 2
+    assert "--reference: arm 'claims' is not in the runs" in missing.output
+    assert not (tmp_path / "never").exists()

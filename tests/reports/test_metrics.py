@@ -113,3 +113,15 @@ def test_the_timeline_task_is_the_one_where_decay_forgot_the_most():
     memory = pd.DataFrame(rows, columns=["group", "task_id", "event", "reason"]).assign(arm="amnesia")
     memory.loc[memory["task_id"] == "t/other-arm", "arm"] = "full-memory"
     assert choose_timeline_task(SimpleNamespace(memory=memory), "amnesia") == "t/decayed"
+
+
+def test_a_named_reference_arm_is_paired_with_every_arm_not_yet_paired_with_it():
+    pairs = arm_pairs(["amnesia", "amnesia-hard-ttl", "full-memory", "claims"], ["amnesia"])
+    assert pairs == [
+        ("amnesia", "full-memory"),
+        ("amnesia-hard-ttl", "full-memory"),
+        ("claims", "full-memory"),
+        ("amnesia-hard-ttl", "amnesia"),
+        ("claims", "amnesia"),
+    ]
+    assert arm_pairs(["a", "b"], ["full-memory"]) == [("b", "a")]  # a named reference that did not run
