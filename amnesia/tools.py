@@ -14,7 +14,7 @@ session (seed §6.10). The model never chooses whose session it writes to.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,9 +50,11 @@ _TTL = {
 _ID = {"type": "string", "minLength": 1, "description": "A memory id such as 'm-3f2a9c1b0d4e'."}
 
 
-def _function(
-    name: str, description: str, properties: dict[str, Any], required: tuple[str, ...] = ()
-) -> dict:
+def function_tool(
+    name: str, description: str, properties: dict[str, Any], required: Sequence[str] = ()
+) -> dict[str, Any]:
+    """One model tool in the OpenAI tools format (a JSON-schema function, no extra fields allowed); the
+    harness's arms build their own tools with it too."""
     return {
         "type": "function",
         "function": {
@@ -69,7 +71,7 @@ def _function(
 
 
 TOOLS: list[dict[str, Any]] = [
-    _function(
+    function_tool(
         "amnesia_remember",
         "Remember one short fact for a limited time, only when the user asks you to. Always give a ttl. "
         "If it replaces an older fact, pass supersedes (that memory's id) or the same key.",
@@ -101,7 +103,7 @@ TOOLS: list[dict[str, Any]] = [
         },
         ("content",),
     ),
-    _function(
+    function_tool(
         "amnesia_forget",
         "Forget memories now: by id, by a text query, or by tags; all=true with confirm=true forgets "
         "everything you can see.",
@@ -124,12 +126,12 @@ TOOLS: list[dict[str, Any]] = [
             "confirm": {"type": "boolean", "description": "Must be true together with all=true."},
         },
     ),
-    _function(
+    function_tool(
         "amnesia_status",
         "Memory health: counts per status, tokens, next expiry, the last forgets and the last injection.",
         {},
     ),
-    _function(
+    function_tool(
         "amnesia_audit",
         "The most recent forget records (id, kind, reason, time, content hash; never the content).",
         {
@@ -141,7 +143,7 @@ TOOLS: list[dict[str, Any]] = [
             }
         },
     ),
-    _function(
+    function_tool(
         "amnesia_recall",
         "Look up memories matching a query; every match is renewed (its shelf life restarts).",
         {
@@ -155,13 +157,13 @@ TOOLS: list[dict[str, Any]] = [
         },
         ("query",),
     ),
-    _function(
+    function_tool(
         "amnesia_restore",
         "Bring a forgotten memory back from the audit trail (only in restorable mode); it gets a new id.",
         {"id": _ID},
         ("id",),
     ),
-    _function(
+    function_tool(
         "amnesia_preview",
         "Dry run: which memories would be injected under the token budget and why; changes nothing.",
         {

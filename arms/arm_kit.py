@@ -74,25 +74,6 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
-def function_tool(
-    name: str, description: str, properties: dict[str, Any], required: Sequence[str] = ()
-) -> dict[str, Any]:
-    """One model tool in the OpenAI tools format (a JSON-schema function, no extra fields allowed)."""
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": list(required),
-                "additionalProperties": False,
-            },
-        },
-    }
-
-
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),

@@ -54,13 +54,13 @@ from typing import Any
 
 from amnesia.safety import find_secret_rule
 from amnesia.tokens import count_tokens
+from amnesia.tools import function_tool
 from arms.arm_kit import (
     OwnStoreArm,
     ToolRefused,
     call_arm_tool,
     fit_block,
     forget_selects,
-    function_tool,
     memory_line,
     scope_for,
     visible_to,

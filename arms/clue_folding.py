@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from amnesia.tokens import count_tokens, has_cjk
-from arms.arm_kit import OwnStoreArm, call_arm_tool, fit_block, function_tool, memory_line, visible_to
+from amnesia.tools import function_tool
+from arms.arm_kit import OwnStoreArm, call_arm_tool, fit_block, memory_line, visible_to
 from arms.arm_options import check_bool, check_choice, check_int, options_from
 from arms.base import ArmContext, MemoryContext, SessionInfo, check_tool_mode
 from arms.model_assist import ask_model

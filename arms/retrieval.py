@@ -59,13 +59,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from amnesia.tokens import count_tokens
+from amnesia.tools import function_tool
 from arms.arm_kit import (
     OwnStoreArm,
     ToolRefused,
     call_arm_tool,
     fit_block,
     forget_selects,
-    function_tool,
     memory_line,
     scope_for,
     visible_to,
