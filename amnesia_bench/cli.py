@@ -9,7 +9,6 @@ import sys
 from collections.abc import Sequence
 from typing import Annotated
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -24,7 +23,7 @@ class HarnessGroup(TyperGroup):
     unreadable or unwritable paths, failed services) becomes `error: ...` lines on stderr and the exit code
     `tasks.errors.exit_code` gives (2 bad input, 1 a failed service) — for every command."""
 
-    def invoke(self, ctx: click.Context) -> object:
+    def invoke(self, ctx: typer.Context) -> object:
         try:
             return super().invoke(ctx)
         except HANDLED_ERRORS as error:
