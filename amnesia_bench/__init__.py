@@ -11,7 +11,7 @@ amnesia_bench.build_report(run_dir, out="runs/demo/report-again")
 ```
 """
 
-from amnesia_bench.api import DEFAULT_ARMS, build_report, load_run, run
+from typing import Any
 
 try:
     from importlib.metadata import PackageNotFoundError, version
@@ -21,3 +21,12 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0+unknown"
 
 __all__ = ["DEFAULT_ARMS", "__version__", "build_report", "load_run", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    """The API (amnesia_bench.api), imported on first use so that `amnesia-bench` starts without it."""
+    if name in ("DEFAULT_ARMS", "build_report", "load_run", "run"):
+        from amnesia_bench import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from reports.build import build_report
-from reports.logread import RunData, load_runs
 from runners.armconfig import resolve_arm_specs
 from runners.execute import Executor, parse_shard
 from runners.runner import RunOptions
 from runners.runner import run as run_pairs
 from tasks.errors import BadInput
+
+if TYPE_CHECKING:
+    from reports.logread import RunData
 
 DEFAULT_ARMS = ("no-memory", "full-memory", "amnesia")
 
@@ -136,6 +138,8 @@ def run(
     for replicate in replicates(options, seeds, epochs):
         run_pairs(replicate)
     if report:
+        from reports.build import build_report
+
         build_report(options.out)
     return options.out
 
@@ -143,7 +147,19 @@ def run(
 def load_run(*run_dirs: Path | str) -> RunData:
     """One or more run folders of the same design (e.g. several seeds) as tidy DataFrames (`RunData`:
     `tasks`, `calls`, `injections`, `probes`, `memory`), read strictly through the log schema."""
+    from reports.logread import load_runs
+
     return load_runs(list(run_dirs))
 
 
-__all__ = ["DEFAULT_ARMS", "build_report", "load_run", "replicates", "run"]
+def __getattr__(name: str) -> Any:
+    """`build_report` (reports.build's), imported on first use: the reports' imports (pandas, matplotlib,
+    scipy) would otherwise cost every command's start, `run --no-report` included."""
+    if name == "build_report":
+        from reports.build import build_report
+
+        return build_report
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["DEFAULT_ARMS", "load_run", "replicates", "run"]  # and build_report, see __getattr__

@@ -22,12 +22,18 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option(help="Also compare every arm with this arm, paired (repeatable)."),
         ] = None,
+        progress: Annotated[bool, typer.Option(help="One line per phase on stderr.")] = True,
     ) -> None:
         """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
         from reports.build import build_report
 
         target = build_report(
-            runs, out=out, resamples=resamples, timeline_task=timeline_task, references=reference or ()
+            runs,
+            out=out,
+            resamples=resamples,
+            timeline_task=timeline_task,
+            references=reference or (),
+            progress=progress,
         )
         typer.echo(f"report written to {target}")
 

@@ -5,14 +5,16 @@ place, so a failed report leaves no half-written folder."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from reports import evidence, figures, markdown
+from reports import evidence, figurepool, markdown
 from reports.logread import RunData, load_runs
 from reports.metrics import (
     PROBE_RATES,
@@ -32,7 +34,6 @@ from reports.metrics import (
 from reports.staging import staged_folder
 from reports.stats import DEFAULT_RESAMPLES
 from reports.tooluse import with_tool_calls
-from reports.tradeoff import tradeoff_figure, tradeoff_points
 from tasks.errors import ReportInputError
 
 
@@ -78,10 +79,21 @@ def compute_tables(
     stale-by-age) from runs; the task bootstrap weights are drawn once for all of them. `references`: arms
     every other arm is also compared with, besides no-memory and full-memory (ReportInputError if absent)."""
     data = load_runs(_as_list(runs))
+    _check_references(data, references)
+    return tables_of(data, resamples, references)
+
+
+def _check_references(data: RunData, references: Sequence[str]) -> None:
     missing = [arm for arm in references if arm not in data.arms]
     if missing:
         arms = ", ".join(data.arms)
         raise ReportInputError(f"--reference: arm {missing[0]!r} is not in the runs (arms: {arms})")
+
+
+def tables_of(
+    data: RunData, resamples: int = DEFAULT_RESAMPLES, references: Sequence[str] = ()
+) -> ReportTables:
+    """`compute_tables` on runs already loaded (references checked)."""
     table = per_task(data)
     by_mechanism = per_task_mechanism(data)
     probe_rates = {name: RATES[name] for name in PROBE_RATES}
@@ -122,28 +134,54 @@ def compute_tables(
     )
 
 
-def write_figures(tables: ReportTables, folder: Path, timeline_task: str | None = None) -> list[str]:
-    """Write every figure (PNG + SVG) into `folder`; returns the figure names."""
-    data = tables.data
-    colors = figures.arm_colors(data.arms)
-    figures.stale_error_by_arm_group(tables.summary, folder, colors)
-    figures.context_tokens_over_time(data, folder, colors)
-    figures.success_vs_tokens(tables.summary, folder, colors)
-    figures.stale_error_vs_age(tables.stale_by_age, folder, colors)
-    tradeoff_figure(tradeoff_points({"run": tables.summary}), folder, colors)
-    names = [
-        "stale_error_by_arm_group",
-        "context_tokens_over_time",
-        "success_vs_tokens",
-        "stale_error_vs_age",
-        "tradeoff",
-    ]
+FIGURES = (  # in report.md's order
+    "stale_error_by_arm_group",
+    "context_tokens_over_time",
+    "success_vs_tokens",
+    "stale_error_vs_age",
+    "tradeoff",
+    "strength_timeline",  # when some task of the timeline's arm wrote and forgot memories
+)
+
+
+def _draw_from_logs(pool: figurepool.FigurePool, data: RunData, timeline_task: str | None) -> list[str]:
+    """Submit the figures drawn from the logs alone (worker 0); returns every figure name of the report."""
     arm = markdown.AMNESIA if markdown.AMNESIA in data.arms else data.arms[-1]
-    task = timeline_task or figures.choose_timeline_task(data, arm)
+    task = timeline_task or figurepool.choose_timeline_task(data, arm)
+    pool.submit(0, "context_tokens_over_time")
     if task is not None:
-        figures.strength_timeline(data, arm, task, folder)
-        names.append("strength_timeline")
+        pool.submit(0, "strength_timeline", arm, task)
+    return [name for name in FIGURES if name != "strength_timeline" or task is not None]
+
+
+def _draw_from_tables(pool: figurepool.FigurePool, tables: ReportTables) -> None:
+    """Submit the figures of the tables, split so that both workers finish at about the same time."""
+    pool.submit(1, "stale_error_by_arm_group", tables.summary)
+    pool.submit(1, "stale_error_vs_age", tables.stale_by_age)
+    pool.submit(0, "success_vs_tokens", tables.summary)
+    pool.submit(0, "tradeoff", tables.summary)
+
+
+def write_figures(
+    tables: ReportTables, folder: Path, timeline_task: str | None = None, workers: int = figurepool.WORKERS
+) -> list[str]:
+    """Write every figure (PNG + SVG) into `folder`; returns the figure names."""
+    with figurepool.FigurePool(tables.data, folder, workers) as pool:
+        names = _draw_from_logs(pool, tables.data, timeline_task)
+        _draw_from_tables(pool, tables)
+        pool.wait()
     return names
+
+
+def _progress(enabled: bool) -> Callable[[str], None]:
+    """A function printing `report: <phase> (<seconds since the start>s)` on stderr, or doing nothing."""
+    started = time.perf_counter()
+
+    def say(phase: str) -> None:
+        if enabled:
+            print(f"report: {phase} ({time.perf_counter() - started:.1f}s)", file=sys.stderr, flush=True)
+
+    return say
 
 
 def build_report(
@@ -152,15 +190,28 @@ def build_report(
     resamples: int = DEFAULT_RESAMPLES,
     timeline_task: str | None = None,
     references: Sequence[str] = (),
+    progress: bool = False,
+    workers: int = figurepool.WORKERS,
 ) -> Path:
-    """Write `out` (default FIRST_RUN/report/) and return it; `references` as in `compute_tables`."""
+    """Write `out` (default FIRST_RUN/report/) and return it; `references` as in `compute_tables`.
+    `progress`: one line per phase on stderr. `workers`: processes drawing the figures while the tables
+    are computed (0: draw them here; see reports.figurepool); the files are the same either way."""
     run_dirs = _as_list(runs)
-    tables = compute_tables(run_dirs, resamples, references)
-    if timeline_task is not None and timeline_task not in tables.data.task_specs:
+    say = _progress(progress)
+    say("reading logs")
+    data = load_runs(run_dirs)
+    _check_references(data, references)
+    if timeline_task is not None and timeline_task not in data.task_specs:
         raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")
     target = Path(out) if out is not None else run_dirs[0] / "report"
-    with staged_folder(target, ".report-") as staging:
-        names = write_figures(tables, staging / "figures", timeline_task)
+    with (
+        staged_folder(target, ".report-") as staging,
+        figurepool.FigurePool(data, staging / "figures", workers) as pool,
+    ):
+        names = _draw_from_logs(pool, data, timeline_task)  # drawn beside the tables
+        say("tables")
+        tables = tables_of(data, resamples, references)
+        _draw_from_tables(pool, tables)
         tables.summary.to_csv(staging / "summary.csv", index=False)
         tables.categories.to_csv(staging / "categories.csv", index=False)
         tables.per_task.to_csv(staging / "per_task.csv", index=False)
@@ -177,6 +228,9 @@ def build_report(
             tables.free_text.to_csv(staging / "free_text.csv", index=False)
         text = _with_section(text, evidence.render_section(tables.evidence, tables.free_text))
         (staging / "report.md").write_text(text, encoding="utf-8")
+        say("figures")
+        pool.wait()
+    say("done")
     return target
 
 

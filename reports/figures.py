@@ -30,9 +30,11 @@ def save_figure(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
     for path in paths:
-        # Fixed metadata keeps the files byte-identical across rebuilds of the same run.
+        # Fixed metadata, and SVG ids hashed with a fixed salt rather than a random one, keep the files
+        # byte-identical across rebuilds of the same run.
         metadata = {"Date": None} if path.suffix == ".svg" else {"Software": None}
-        fig.savefig(path, dpi=120, metadata=metadata, bbox_inches="tight")
+        with plt.rc_context({"svg.hashsalt": "amnesia-bench"}):
+            fig.savefig(path, dpi=120, metadata=metadata, bbox_inches="tight")
     plt.close(fig)
     return paths
 
@@ -165,25 +167,6 @@ def _config_value(config: Any, name: str) -> Any:
             if found is not None:
                 return found
     return None
-
-
-def choose_timeline_task(data: RunData, arm: str) -> str | None:
-    """The task that shows decay best for `arm`: most items forgotten by decay or expiry (not by an agent
-    ending or an explicit forget), then the most writes and forgets, preferring the harmful group."""
-    memory = data.memory[(data.memory["arm"] == arm) & data.memory["event"].isin(["write", "forget"])]
-    if memory.empty:
-        return None
-    counts = (
-        memory.assign(decayed=memory["reason"].isin(["stale", "expired"]))
-        .groupby(["task_id", "group"])
-        .agg(decayed=("decayed", "sum"), n=("event", "size"))
-        .reset_index()
-    )
-    counts["harmful"] = counts["group"] == "harmful"
-    order = counts.sort_values(
-        ["decayed", "harmful", "n", "task_id"], ascending=[False, False, False, True], kind="stable"
-    )
-    return str(order.iloc[0]["task_id"])
 
 
 def strength_timeline(data: RunData, arm: str, task_id: str, folder: Path) -> list[Path]:

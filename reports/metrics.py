@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import sparse
 
 from reports.logread import RunData
-from reports.staleness import out_of_date_values, stale_values
+from reports.staleness import StaleChecker
 from reports.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -79,15 +79,15 @@ AGE_LABELS = ("<1h", "1h-1d", "1d-7d", "7d-30d", ">=30d")
 UNLABELLED = "unlabelled"  # probes whose `mechanism` is ""
 
 
-def flag_stale_injections(data: RunData) -> pd.Series:
+def flag_stale_injections(data: RunData, checker: StaleChecker | None = None) -> pd.Series:
     """Per model call: does the injected block assert a stale value that is out of date at the call's time?"""
     if data.calls.empty:
         return pd.Series([], dtype=bool)
-    values = {task_id: stale_values(task) for task_id, task in data.task_specs.items()}
+    checker = checker or StaleChecker(data.task_specs)
     turn = ["run", "arm", "task_id", "session_index", "turn_index"]
     blocks = data.injections.set_index(turn)["block"].to_dict() if not data.injections.empty else {}
     flags = [
-        bool(values[key[2]] and out_of_date_values(blocks.get(key, ""), values[key[2]], t))
+        bool(checker.out_of_date(key[2], blocks.get(key, ""), t))
         for key, t in zip(
             data.calls[turn].itertuples(index=False, name=None), data.calls["sim_time"], strict=True
         )
@@ -95,9 +95,10 @@ def flag_stale_injections(data: RunData) -> pd.Series:
     return pd.Series(flags, index=data.calls.index, dtype=bool)
 
 
-def inject_only_items(data: RunData) -> pd.DataFrame:
+def inject_only_items(data: RunData, checker: StaleChecker | None = None) -> pd.DataFrame:
     """Items whose every touch was an injection (kept alive only by being shown), and whether such an item was
     out of date at one of those touches. One row per item."""
+    checker = checker or StaleChecker(data.task_specs)
     memory = data.memory
     key = ["run", "arm", "task_id", "item_id"]
     if memory.empty or not (memory["event"] == "touch").any():
@@ -106,11 +107,10 @@ def inject_only_items(data: RunData) -> pd.DataFrame:
     by_item = touches.groupby(key).agg(reasons=("reason", set), times=("sim_time", list))
     only = by_item[by_item["reasons"].apply(lambda r: r == {"inject"})]
     contents = memory[memory["event"] == "write"].set_index(key)["content"].to_dict()
-    values = {task_id: stale_values(task) for task_id, task in data.task_specs.items()}
     rows = []
     for item, times in only["times"].items():
         text = contents.get(item) or ""
-        stale = any(out_of_date_values(text, values[item[2]], t) for t in times)
+        stale = any(checker.out_of_date(item[2], text, t) for t in times)
         rows.append(dict(zip(key, item, strict=True), stale=stale))
     return pd.DataFrame(rows, columns=[*key, "stale"])
 
@@ -148,12 +148,13 @@ def per_task(data: RunData) -> pd.DataFrame:
     probes = probe_flags(data.probes)
     key = ["run", "arm", "task_id"]
     probe_counts = probes.groupby(key)[_PROBE_COUNTS].sum()
-    calls = data.calls.assign(stale_injection_calls=flag_stale_injections(data))
+    checker = StaleChecker(data.task_specs)  # shared: each task's stale values worked out once
+    calls = data.calls.assign(stale_injection_calls=flag_stale_injections(data, checker))
     call_counts = calls.groupby(key).agg(
         context_tokens=("prompt_tokens", "sum"), stale_injection_calls=("stale_injection_calls", "sum")
     )
     injected = data.injections.groupby(key)["tokens"].sum().rename("injected_tokens")
-    items = inject_only_items(data)
+    items = inject_only_items(data, checker)
     kept = items.groupby(key).agg(
         inject_only_items=("stale", "size"), stale_inject_only_items=("stale", "sum")
     )

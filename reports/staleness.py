@@ -92,5 +92,37 @@ def out_of_date_values(text: str, values: list[StaleValue], t: float) -> list[st
     """The stale values that `text` asserts while they are out of date at time t."""
     if not text or not values:
         return []
-    asserted = asserted_values(text, [v.value for v in values])
+    return _out_of_date(asserted_values(text, [v.value for v in values]), values, t)
+
+
+def _out_of_date(asserted: set[str], values: list[StaleValue], t: float) -> list[str]:
     return [v.value for v in values if v.value in asserted and v.out_of_date(t)]
+
+
+class StaleChecker:
+    """`out_of_date_values` over many (task, text, time) triples of a run: each task's stale values are
+    worked out once, and each distinct (task, text) is scanned once (one memory block is shown at many
+    calls, one item's content at each of its touches)."""
+
+    def __init__(self, task_specs: dict[str, dict[str, Any]]) -> None:
+        self._specs = task_specs
+        self._values: dict[str, list[StaleValue]] = {}
+        self._asserted: dict[tuple[str, str], set[str]] = {}
+
+    def values(self, task_id: str) -> list[StaleValue]:
+        """The task's stale values (`stale_values`), computed on first use."""
+        found = self._values.get(task_id)
+        if found is None:
+            found = self._values[task_id] = stale_values(self._specs[task_id])
+        return found
+
+    def out_of_date(self, task_id: str, text: str, t: float) -> list[str]:
+        """`out_of_date_values(text, stale values of the task, t)`."""
+        values = self.values(task_id)
+        if not text or not values:
+            return []
+        asserted = self._asserted.get((task_id, text))
+        if asserted is None:
+            asserted = asserted_values(text, [v.value for v in values])
+            self._asserted[(task_id, text)] = asserted
+        return _out_of_date(asserted, values, t)

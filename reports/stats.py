@@ -11,15 +11,20 @@ order the tasks were read. Weights are made in blocks of resamples, so memory st
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
-from scipy import stats as scipy_stats
+from scipy import sparse, special
+
+# The binomial ufuncs `scipy.stats.binom` evaluates (scipy >= 1.14): called directly, they give the same
+# numbers as `scipy.stats.binomtest` without importing scipy.stats, which costs a report more time than all
+# its McNemar tests (tests/reports/test_stats.py checks the equality).
+from scipy.special import _ufuncs as _binom
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20240531
@@ -158,7 +163,22 @@ def sign_flip_p(
         if spread == 0:
             return 1.0, discordant
         z = float(contribution.sum()) / spread
-        return float(2.0 * scipy_stats.norm.sf(abs(z))), discordant
+        return float(2.0 * special.ndtr(-abs(z))), discordant  # = scipy.stats.norm.sf(|z|)
+    swaps, extra = _swaps(discordant, resamples, seed)
+    moved_num, moved_den = swaps @ dn, swaps @ dd
+    swapped_a = ratio(num_a.sum() + moved_num, den_a.sum() + moved_den)
+    swapped_b = ratio(num_b.sum() - moved_num, den_b.sum() - moved_den)
+    null = swapped_a - swapped_b
+    null = null[np.isfinite(null)]
+    extreme = int(np.sum(np.abs(null) >= abs(observed) - 1e-12))
+    return float((extreme + extra) / (len(null) + extra)), discordant
+
+
+@functools.lru_cache(maxsize=64)
+def _swaps(discordant: int, resamples: int, seed: int) -> tuple[np.ndarray, int]:
+    """The swap assignments of `sign_flip_p` for this many discordant tasks (rows: assignments), and 1 when
+    they are random (the observed assignment then counts as one more). They depend on the count alone, so
+    every comparison with that count shares them (read-only)."""
     if discordant <= EXACT_UP_TO:
         swaps = np.array(list(itertools.product((0.0, 1.0), repeat=discordant)))
         extra = 0
@@ -166,17 +186,19 @@ def sign_flip_p(
         rng = np.random.default_rng([seed, discordant])
         swaps = rng.integers(0, 2, size=(resamples, discordant)).astype(float)
         extra = 1  # the observed assignment counts as one of the permutations
-    swapped_a = ratio(num_a.sum() + swaps @ dn, den_a.sum() + swaps @ dd)
-    swapped_b = ratio(num_b.sum() - swaps @ dn, den_b.sum() - swaps @ dd)
-    null = swapped_a - swapped_b
-    null = null[np.isfinite(null)]
-    extreme = int(np.sum(np.abs(null) >= abs(observed) - 1e-12))
-    return float((extreme + extra) / (len(null) + extra)), discordant
+    swaps.flags.writeable = False
+    return swaps, extra
+
+
+@functools.lru_cache(maxsize=16)
+def _z_sum(level: float, power: float) -> float:
+    """z_{1-α/2} + z_power (scipy.stats.norm.ppf is special.ndtri)."""
+    return float(special.ndtri(1.0 - (1.0 - level) / 2.0) + special.ndtri(power))
 
 
 def minimum_detectable(se: float, observations: float, level: float = LEVEL, power: float = POWER) -> float:
     """(z_{1-α/2} + z_power) × SE; never below one observation's weight, since rates move in steps of 1/n."""
-    z = scipy_stats.norm.ppf(1.0 - (1.0 - level) / 2.0) + scipy_stats.norm.ppf(power)
+    z = _z_sum(level, power)
     if not np.isfinite(se):
         return float("nan")
     return float(max(z * se, 1.0 / max(observations, 1.0)))
@@ -247,8 +269,58 @@ class McNemar:
 def mcnemar_counts(only_a: int, only_b: int) -> McNemar:
     """McNemar from the discordant counts."""
     discordant = only_a + only_b
-    p_value = 1.0 if discordant == 0 else float(scipy_stats.binomtest(only_a, discordant, 0.5).pvalue)
+    p_value = 1.0 if discordant == 0 else binomial_test_half(int(only_a), int(discordant))
     return McNemar(int(only_a), int(only_b), p_value)
+
+
+def _binom_pmf(k: float, n: int) -> float:
+    return float(np.clip(_binom._binom_pmf(k, n, 0.5), 0, 1)) if 0 <= k <= n else 0.0
+
+
+def _binom_cdf(k: float, n: int) -> float:
+    if k >= n:
+        return 1.0
+    return float(np.clip(_binom._binom_cdf(math.floor(k), n, 0.5), 0, 1)) if k >= 0 else 0.0
+
+
+def _binom_sf(k: float, n: int) -> float:
+    if k < 0:
+        return 1.0
+    return float(np.clip(_binom._binom_sf(math.floor(k), n, 0.5), 0, 1)) if k < n else 0.0
+
+
+@functools.lru_cache(maxsize=4096)
+def binomial_test_half(k: int, n: int) -> float:
+    """Exact two-sided binomial test of k successes in n trials against p = 1/2: the p-value of
+    `scipy.stats.binomtest(k, n, 0.5)`, step for step (the same ufuncs, the same search for the other
+    tail), without importing scipy.stats."""
+    d = _binom_pmf(k, n)
+    rerr = 1 + 1e-7
+    if k == 0.5 * n:
+        return 1.0
+    if k < 0.5 * n:
+        ix = _search(lambda x: -_binom_pmf(x, n), -d * rerr, math.ceil(0.5 * n), n)
+        y = n - ix + int(d * rerr == _binom_pmf(ix, n))
+        p_value = _binom_cdf(k, n) + _binom_sf(n - y, n)
+    else:
+        ix = _search(lambda x: _binom_pmf(x, n), d * rerr, 0, math.floor(0.5 * n))
+        y = ix + 1
+        p_value = _binom_cdf(y - 1, n) + _binom_sf(k - 1, n)
+    return min(1.0, p_value)
+
+
+def _search(a: Callable[[int], float], d: float, lo: int, hi: int) -> int:
+    """The i in [lo, hi] with a(i) <= d < a(i + 1), `a` ascending on the range (scipy's binomtest search)."""
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        value = a(mid)
+        if value < d:
+            lo = mid + 1
+        elif value > d:
+            hi = mid - 1
+        else:
+            return mid
+    return lo if a(lo) <= d else lo - 1
 
 
 def mcnemar(event_a: np.ndarray, event_b: np.ndarray) -> McNemar:

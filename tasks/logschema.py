@@ -371,23 +371,30 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+@functools.cache  # asked once per log line: the per-type work is done once per process
+def _reading(kind: str | None) -> tuple[tuple[str, ...], tuple[dataclasses.Field[Any], ...]]:
+    """For a line of type `kind`: the keys it must carry (envelope, then the fields without a default), and
+    the fields the reader fills in when they are absent (defaults, except `omit_default` ones)."""
+    if kind not in RECORD_TYPES:
+        return ENVELOPE_FIELDS, ()
+    fields = dataclasses.fields(RECORD_TYPES[kind])
+    filled = tuple(f for f in fields if _has_default(f) and not f.metadata.get("omit_default"))
+    return (*ENVELOPE_FIELDS, *required_fields(kind)), filled
+
+
 def _checked(record: dict[str, Any], path: Path, number: int) -> dict[str, Any]:
     kind = record.get("type")
-    cls = RECORD_TYPES.get(kind) if isinstance(kind, str) else None
-    for name in (*ENVELOPE_FIELDS, *(required_fields(kind) if cls else ())):
+    required, filled = _reading(kind if isinstance(kind, str) else None)
+    for name in required:
         if name not in record:
             raise ReportInputError(f"{path}:{number}: {name}: missing in {kind or 'record'} record")
     if record["v"] not in READABLE_VERSIONS:
         raise ReportInputError(f"{path}:{number}: v: unknown log format {record['v']!r}")
     if record["seq"] != number - 1:
         raise ReportInputError(f"{path}:{number}: seq: expected {number - 1}, got {record['seq']!r}")
-    if cls is not None:
-        for field in dataclasses.fields(cls):
-            if field.name not in record and not field.metadata.get("omit_default"):
-                default = field.default
-                record[field.name] = (
-                    default if default is not dataclasses.MISSING else field.default_factory()
-                )  # type: ignore[misc]
+    for field in filled:
+        if field.name not in record:
+            record[field.name] = _default_of(field)
     return record
 
 

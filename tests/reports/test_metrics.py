@@ -101,7 +101,7 @@ def test_the_timeline_task_is_the_one_where_decay_forgot_the_most():
 
     import pandas as pd
 
-    from reports.figures import choose_timeline_task
+    from reports.figurepool import choose_timeline_task
 
     rows = [
         # many events, but everything ended with the sub-agent: nothing decayed

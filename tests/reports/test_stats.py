@@ -121,3 +121,32 @@ def test_mcnemar_counts_discordant_pairs():
     result = mcnemar([True, True, True, False, True], [False, False, False, False, True])
     assert (result.only_a, result.only_b) == (3, 0)
     assert result.p_value == 0.25
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 3000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_the_mcnemar_binomial_test_is_scipys_to_the_last_bit(case):
+    from scipy import stats as scipy_stats
+
+    from reports.stats import binomial_test_half
+
+    k, n = case
+    assert binomial_test_half(k, n) == float(scipy_stats.binomtest(k, n, 0.5).pvalue)
+
+
+def test_the_normal_tails_are_scipys_to_the_last_bit():
+    from scipy import stats as scipy_stats
+
+    from reports.stats import LEVEL, POWER, _z_sum
+
+    rng = np.random.default_rng(3)
+    a_num, b_num = rng.binomial(3, 0.3, 400).astype(float), rng.binomial(3, 0.5, 400).astype(float)
+    den = np.full(400, 3.0)
+    p_value, differ = sign_flip_p(a_num, den, b_num, den)
+    assert differ > 200  # the normal approximation
+    pooled = (a_num.sum() + b_num.sum()) / (2 * den.sum())
+    contribution = (a_num - b_num)[a_num != b_num]
+    z = contribution.sum() / np.sqrt(np.sum(contribution**2))
+    assert pooled > 0 and p_value == float(2.0 * scipy_stats.norm.sf(abs(z)))
+    expected = scipy_stats.norm.ppf(1.0 - (1.0 - LEVEL) / 2.0) + scipy_stats.norm.ppf(POWER)
+    assert _z_sum(LEVEL, POWER) == expected

@@ -1,0 +1,60 @@
+"""`build_report` draws its figures in forked workers beside the tables: the folder is the same, byte for
+byte, as when everything is drawn in one process, a rebuild gives the same bytes, a worker's error fails
+the report with nothing written, and `report` says which phase it is in unless `--no-progress`."""
+
+from __future__ import annotations
+
+import filecmp
+
+import pytest
+from typer.testing import CliRunner
+
+from amnesia_bench.cli import app
+from reports import figurepool
+from reports.build import build_report
+from tasks.errors import ReportInputError
+
+
+def _files(folder):
+    return sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
+
+
+def test_workers_change_nothing_in_the_report_and_rebuilds_are_byte_identical(write_run, tmp_path):
+    run = write_run(tmp_path / "run")
+    folders = [
+        build_report(run, out=tmp_path / "alone", resamples=200, workers=0),
+        build_report(run, out=tmp_path / "pool", resamples=200, workers=2),
+        build_report(run, out=tmp_path / "again", resamples=200, workers=2),
+    ]
+    names = _files(folders[0])
+    assert any(p.suffix == ".svg" for p in names) and any(p.suffix == ".png" for p in names)
+    for other in folders[1:]:
+        assert _files(other) == names
+        _, mismatch, errors = filecmp.cmpfiles(folders[0], other, [str(p) for p in names], shallow=False)
+        assert mismatch == [] and errors == []
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_figure_that_fails_fails_the_report_and_leaves_no_folder(write_run, tmp_path, monkeypatch, workers):
+    run = write_run(tmp_path / "run")
+
+    def broken(*args):
+        raise ReportInputError("tradeoff: broken on purpose")
+
+    monkeypatch.setitem(figurepool.DRAW, "tradeoff", broken)  # forked workers inherit the patch
+    with pytest.raises(ReportInputError, match="broken on purpose"):
+        build_report(run, out=tmp_path / "report", resamples=100, workers=workers)
+    assert not (tmp_path / "report").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no staging folder left behind either
+
+
+def test_report_prints_its_phases_on_stderr_unless_no_progress(write_run, tmp_path):
+    run = write_run(tmp_path / "run")
+    runner = CliRunner()
+    loud = runner.invoke(app, ["report", str(run), "--resamples", "100"])
+    assert loud.exit_code == 0, loud.output
+    phases = [line.split(" (")[0] for line in loud.stderr.splitlines()]
+    assert phases[:3] == ["report: reading logs", "report: tables", "report: figures"]
+    quiet = runner.invoke(app, ["report", str(run), "--resamples", "100", "--no-progress"])
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert quiet.stdout.startswith("report written to")
