@@ -34,6 +34,7 @@ EXPLAINED_AFTER_LAST = 20  # skipped candidates after the last one taken that st
 _SEPARATOR = " · "  # between the parts of a block line
 _SEPARATOR_TOKENS = count_tokens(_SEPARATOR)
 _DIGIT_STEPS = 10.0 ** np.arange(1, 8)  # a duration part of n digits is >= n-1 of these (8 digits at most)
+SCALAR_DURATIONS = 16  # up to this many durations, `duration_tokens` renders each one instead of vectorising
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,10 @@ def static_line_tokens(item: MemoryItem) -> int:
 
 def duration_tokens(seconds: np.ndarray) -> np.ndarray:
     """count_tokens(format_duration(s)) for each s >= 0, vectorised: the duration is one alphanumeric run."""
+    if np.size(seconds) <= SCALAR_DURATIONS:  # a small store's selection: numpy's per-call cost dominates
+        values = np.asarray(seconds, dtype=np.float64)
+        counts = [count_tokens(format_duration(max(0.0, s))) for s in values.ravel().tolist()]
+        return np.array(counts, dtype=np.int64).reshape(values.shape)
     total = np.round(np.maximum(seconds, 0.0))  # round half to even, like format_duration's round()
     days, rest = np.divmod(total, 86_400)
     hours, rest = np.divmod(rest, 3_600)
@@ -113,26 +118,22 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
     every candidate up to the last one taken or reported and EXPLAINED_AFTER_LAST more; later ones are only
     counted (`not_reached`)."""
     available = budget - header_reserve(budget)
-    costs = np.asarray(costs, dtype=np.int64)
+    costs = np.asarray(costs, dtype=np.int64).tolist()  # walked one by one: Python ints are faster here
     pinned_count = 0
     while pinned_count < len(costs) and candidates[pinned_count].item.pinned:
         pinned_count += 1
-    everything = np.arange(len(costs))
-    pending = everything[(costs <= available) | (everything < pinned_count)]
     chosen: dict[int, tuple[Candidate, str, int]] = {}
     overflow: list[int] = []
-    while len(pending):
-        index = int(pending[0])
-        pending = pending[1:]
-        candidate = candidates[index]
-        if costs[index] <= available:
+    # Only what still fits needs a look — and the leading pinned items, reported when they overflow. The
+    # budget only shrinks, so one pass in order sees every candidate that could still be taken.
+    for index, cost in enumerate(costs):
+        if cost <= available:
+            candidate = candidates[index]
             line = render_line(candidate, now)
             line_tokens = count_tokens(line)
             available -= line_tokens
             chosen[index] = (candidate, line, line_tokens)
-            # Only what still fits needs a look — and the leading pinned items, reported when they overflow.
-            pending = pending[(costs[pending] <= available) | (pending < pinned_count)]
-        elif candidate.item.pinned:
+        elif index < pinned_count:
             overflow.append(index)
     last = min(len(costs), max([*chosen, *overflow], default=-1) + 1 + EXPLAINED_AFTER_LAST) - 1
     decisions = []
@@ -149,7 +150,7 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
                 item.id,
                 decision,
                 reason,
-                int(costs[index]),
+                costs[index],
                 candidate.strength,
                 item.pinned,
                 rank=index + 1,

@@ -26,6 +26,7 @@ from a counter and the audit secret is derived from the pair seed, so the logs a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from dataclasses import asdict, fields
@@ -57,7 +58,28 @@ def _engine_config(options: dict[str, Any], arm: str) -> Config:
         hint = "any amnesia Config field, ttl, curve, k, budget, use_keys, tools, query, ttl_policy"
         raise ArmConfigError(f"{arm}: unknown option {unknown[0]!r} ({hint})")
     mapped = {_ALIASES.get(name, name): value for name, value in options.items() if name not in _ARM_OPTIONS}
-    return Config.from_mapping(mapped, origin=arm)
+    key = tuple((name, type(value), value) for name, value in sorted(mapped.items()))
+    try:
+        hash(key)
+    except TypeError:  # an unhashable value (a list...): Config refuses it, with its own message
+        return Config.from_mapping(mapped, origin=arm)
+    return _config_of(key, arm)
+
+
+@functools.lru_cache(maxsize=256)
+def _config_of(key: tuple[tuple[str, type, Any], ...], arm: str) -> Config:
+    """The Config of a run's arm options, built once per run rather than once per pair (a Config is frozen,
+    so the pairs can share it). The key carries each value's type: 1, 1.0 and True stay apart."""
+    return Config.from_mapping({name: value for name, _, value in key}, origin=arm)
+
+
+@functools.lru_cache(maxsize=256)
+def _described_config(config: Config) -> dict[str, Any]:
+    """`describe()`'s config part (every value is a scalar: callers get a shallow copy)."""
+    described = {k: v for k, v in asdict(config).items() if k not in _HOST_ONLY}
+    if config.injection_order == "strength":  # the seed's order: the relevance knobs do nothing
+        del described["injection_order"], described["relevance_weight"]
+    return described
 
 
 class AmnesiaArm(ArmBase):
@@ -98,9 +120,7 @@ class AmnesiaArm(ArmBase):
         }
 
     def describe(self) -> dict[str, Any]:
-        config = {k: v for k, v in asdict(self.config).items() if k not in _HOST_ONLY}
-        if self.config.injection_order == "strength":  # the seed's order: the relevance knobs do nothing
-            del config["injection_order"], config["relevance_weight"]
+        config = dict(_described_config(self.config))
         return {
             "arm": self.name,
             "base": "amnesia",

@@ -85,8 +85,16 @@ def tool_event_messages(events: tuple[ToolEventSpec, ...], call_id_prefix: str) 
 
 def task_to_dict(task: Task) -> dict[str, Any]:
     """`dataclasses.asdict(task)` (the task_start record's `task`), without its per-value deepcopy: every
-    value of a task spec is immutable or a fresh container built here."""
-    return _plain(task)
+    value of a task spec is immutable or a fresh container built here. The last task's dict is kept: the
+    arms of a task are replayed one after the other (runners.runner), and the dict is only ever encoded."""
+    global _LAST_TASK
+    last = _LAST_TASK  # one read: pairs may run on threads
+    if last is None or last[0] is not task:
+        last = _LAST_TASK = (task, _plain(task))
+    return last[1]
+
+
+_LAST_TASK: tuple[Task, dict[str, Any]] | None = None
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}  # None: not a dataclass

@@ -40,7 +40,8 @@ MANIFEST_FORMAT = 1
 _RESUME_KEYS = ("seed", "epoch", "model", "arms", "budget_tokens", "tasks", "groups", "limit", "limit_seed")
 # What a manifest written before a key existed means by its absence.
 _RESUME_DEFAULTS = {"epoch": 0, "limit_seed": 0}
-_RUN_PARTS = ("logs", "work", "report")  # what a run writes into its folder (report: the report step)
+# What a run writes into its folder (report: the report step); logs first: they are cleared by `_clear_logs`.
+_RUN_PARTS = ("logs", "work", "report")
 
 
 @dataclass(frozen=True)
@@ -176,9 +177,10 @@ def _check_resumable(path: Path, manifest: dict[str, Any]) -> None:
             raise RunError(f"{path}: cannot resume: {key} differs from the original run (use a new --out)")
 
 
-def _prepare_fresh_folder(out: Path, overwrite: bool) -> None:
+def _prepare_fresh_folder(out: Path, overwrite: bool, rewritten: set[Path]) -> None:
     """A fresh run replaces an earlier run in the same folder only when told to (`overwrite`), and never a
-    folder that is not a run folder, so logs are never lost by accident and two runs can never mix."""
+    folder that is not a run folder, so logs are never lost by accident and two runs can never mix.
+    `rewritten`: the log paths this run writes (their files are emptied and kept, see `_clear_logs`)."""
     if out.exists() and any(out.iterdir()):
         if not (out / "manifest.json").is_file():
             raise RunError(f"--out: {out} is not empty and holds no manifest.json; choose a new folder")
@@ -188,15 +190,46 @@ def _prepare_fresh_folder(out: Path, overwrite: bool) -> None:
                 f"--out: {out} already holds a run ({logs} session logs); "
                 "pass --resume to continue it or --overwrite to replace it"
             )
-        for part in _RUN_PARTS:
+        _clear_logs(out / "logs", rewritten)
+        for part in _RUN_PARTS[1:]:
             shutil.rmtree(out / part, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
 
 
+def _clear_logs(logs: Path, rewritten: set[Path]) -> None:
+    """Empty in place the earlier logs this run writes again and delete every other file under `logs`.
+
+    An emptied log is an unfinished pair, exactly like a deleted one (a crash before it is rewritten leaves it
+    to `--resume`), but keeping the file spares the file system a delete-then-create per pair: ext4 without
+    a journal skips recently freed inodes when it allocates new ones, so creating thousands of logs right
+    after deleting thousands cost about 0.5 ms per file, more than replaying a small pair."""
+    if logs.is_symlink():
+        logs.unlink()
+    if not logs.is_dir():
+        return
+    for folder, dirs, files in os.walk(logs, topdown=False):
+        base = Path(folder)
+        for name in files:
+            path = base / name
+            if path in rewritten and not path.is_symlink():  # never truncate through a link
+                os.truncate(path, 0)
+            else:
+                path.unlink()
+        for name in dirs:
+            path = base / name
+            if path.is_symlink():
+                path.unlink()
+            elif not any(path.iterdir()):  # a folder still holding an emptied log stays
+                path.rmdir()
+
+
 def _jobs(options: RunOptions, tasks: list[Task]) -> list[PairJob]:
+    """Every pair, task by task: the arms of a task follow each other, so a worker converts the task for its
+    `task_start` record once (runners.replay.task_to_dict) and a batch sent to a worker process carries each
+    task once."""
     jobs = []
-    for spec in options.arms:
-        for task in tasks:
+    for task in tasks:
+        for spec in options.arms:
             jobs.append(
                 PairJob(
                     arm=spec,
@@ -243,12 +276,12 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
     left_out = sorted({t.group for t in in_groups} - {t.group for t in tasks})
     manifest = build_manifest(options, model, tasks, left_out)
     manifest_path = options.out / "manifest.json"
+    jobs = _jobs(options, tasks)
     if options.resume and manifest_path.exists():
         _check_resumable(manifest_path, manifest)
     else:
-        _prepare_fresh_folder(options.out, options.overwrite)
+        _prepare_fresh_folder(options.out, options.overwrite, {job.log_path for job in jobs})
         _write_json_atomically(manifest_path, manifest)
-    jobs = _jobs(options, tasks)
     if options.shard is not None:
         index, count = options.shard
         jobs = [job for job in jobs if shard_of(job.arm.name, job.task.id, count) == index]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from amnesia import Amnesia, Config, MemoryItem, SimulatedClock
 from amnesia.columns import ItemColumns
 from amnesia.durations import format_duration
-from amnesia.selection import duration_tokens, header_reserve
+from amnesia.selection import SCALAR_DURATIONS, duration_tokens, header_reserve
 from amnesia.tokens import count_tokens
 
 WORDS = [
@@ -95,6 +95,9 @@ def test_skipped_items_really_did_not_fit(memories, budget):
 @given(st.floats(min_value=0, max_value=3e9))
 def test_duration_tokens_matches_the_renderer(seconds):
     assert int(duration_tokens(seconds)) == count_tokens(format_duration(seconds))
+    # past SCALAR_DURATIONS values the count is vectorised: the same answer for every one of them
+    many = duration_tokens(np.full(SCALAR_DURATIONS + 1, seconds))
+    assert many.tolist() == [count_tokens(format_duration(seconds))] * (SCALAR_DURATIONS + 1)
 
 
 def test_block_format_and_skip_then_try_next():

@@ -71,3 +71,32 @@ def test_resume_of_a_finished_run_replays_nothing(write_tasks, tmp_path: Path) -
     result = CliRunner().invoke(app, [*_args(tasks, out), "--resume"])
     assert result.exit_code == 0 and "0 pairs run, 9 skipped" in result.output
     assert before == {p: p.stat().st_mtime_ns for p in (out / "logs").rglob("*.jsonl")}
+
+
+def test_an_overwrite_killed_mid_run_keeps_no_log_of_the_run_it_replaces(
+    write_tasks, run_logs, run_cli_killed_after, tmp_path: Path
+) -> None:
+    """--overwrite empties the logs it will write again (keeping their files) and deletes the others before
+    the new manifest exists: after a kill, every finished log is the new run's, and --resume completes it."""
+    tasks = write_tasks(tmp_path / "tasks", generate("harmful", 12, seed=3))
+    reference = tmp_path / "reference"
+    assert CliRunner().invoke(app, [*_args(tasks, reference), "--seed", "2"]).exit_code == 0
+    out = tmp_path / "run"
+    assert CliRunner().invoke(app, [*_args(tasks, out), "--seed", "1"]).exit_code == 0
+    (out / "logs" / "retired-arm").mkdir()
+    (out / "logs" / "retired-arm" / "old.jsonl").write_text("{}\n")
+    overwrite = [*_args(tasks, out), "--seed", "2", "--overwrite"]
+    assert run_cli_killed_after(overwrite, records=150) == -signal.SIGKILL
+    assert not (out / "logs" / "retired-arm").exists()
+    logs = sorted((out / "logs").rglob("*.jsonl"))
+    finished = tmp_path / "finished"  # the killed run's finished logs alone (the torn one is unreadable)
+    for log in filter(is_finished, logs):
+        copy = finished / "logs" / log.relative_to(out / "logs")
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(log.read_bytes())
+    kept = run_logs(finished)
+    assert kept and len(kept) < len(logs)  # the kill hit mid-run
+    expected = run_logs(reference)
+    assert kept == {name: expected[name] for name in kept}  # no finished log of the seed-1 run is left
+    assert CliRunner().invoke(app, [*_args(tasks, out), "--seed", "2", "--resume"]).exit_code == 0
+    assert run_logs(out) == expected

@@ -3,6 +3,7 @@ without the optional fields still reads; a line that breaks the schema is refuse
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -113,3 +114,54 @@ def test_an_unknown_format_version_is_refused(tmp_path):
     records = [{**_envelope(0, "task_start"), "v": 99, "task": {}}]
     with pytest.raises(ReportInputError, match=r":1: v: unknown log format 99"):
         read_log(_write_lines(tmp_path / "future.jsonl", records))
+
+
+class _FixedClock:
+    """A clock at any value the writer may meet (an int, an infinity...), unlike SimulatedClock's floats."""
+
+    def __init__(self, now: object) -> None:
+        self._now = now
+
+    def now(self) -> object:
+        return self._now
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    content=st.text(),
+    ttl=st.none() | st.floats(),
+    strength=st.none() | st.floats(),
+    now=st.floats() | st.integers(min_value=0, max_value=10**12),
+    purpose=st.none() | st.text(max_size=10),
+    arm=st.text(min_size=1, max_size=10),
+)
+def test_a_line_is_the_json_of_envelope_fields_and_wall_time(
+    tmp_path_factory, content, ttl, strength, now, purpose, arm
+):
+    """The writer splices the envelope around the encoded fields: the text must be exactly what encoding
+    the whole line as one dict gives (floats, non-finite values, escapes, omitted defaults)."""
+    path = tmp_path_factory.mktemp("log") / "pair.jsonl"
+    records = [
+        MemoryWrite(item_id="m-1", content=content, ttl=ttl, strength=strength),
+        ModelCall(
+            session_index=0,
+            turn_index=1,
+            call_index=None,
+            purpose=purpose,
+            prompt_tokens=5,
+            completion_tokens=1,
+            messages=[{"role": "user", "content": content}],
+        ),
+    ]
+    with LogWriter(path, arm=arm, task_id="t/1", clock=_FixedClock(now)) as log:  # type: ignore[arg-type]
+        for record in records:
+            log.write(record)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert lines.pop() == ""
+    for seq, (line, record) in enumerate(zip(lines, records, strict=True)):
+        fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+        if fields.get("purpose", 0) is None:  # the one field here written only when it is not its default
+            del fields["purpose"]
+        envelope = {"v": 1, "seq": seq, "type": record.TYPE, "arm": arm, "task_id": "t/1", "sim_time": now}
+        whole = {**envelope, **fields, "wall_time": json.loads(line)["wall_time"]}
+        assert line == json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
