@@ -104,11 +104,11 @@ def inject_only_items(data: RunData, checker: StaleChecker | None = None) -> pd.
     if memory.empty or not (memory["event"] == "touch").any():
         return pd.DataFrame(columns=[*key, "stale"])
     touches = memory[memory["event"] == "touch"]
-    by_item = touches.groupby(key).agg(reasons=("reason", set), times=("sim_time", list))
-    only = by_item[by_item["reasons"].apply(lambda r: r == {"inject"})]
+    shown_only = touches.assign(shown=touches["reason"] == "inject").groupby(key)["shown"].transform("all")
+    kept = touches[shown_only.to_numpy(dtype=bool)]
     contents = memory[memory["event"] == "write"].set_index(key)["content"].to_dict()
     rows = []
-    for item, times in only["times"].items():
+    for item, times in kept.groupby(key)["sim_time"]:
         text = contents.get(item) or ""
         stale = any(checker.out_of_date(item[2], text, t) for t in times)
         rows.append(dict(zip(key, item, strict=True), stale=stale))

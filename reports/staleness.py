@@ -119,8 +119,8 @@ class StaleChecker:
     def out_of_date(self, task_id: str, text: str, t: float) -> list[str]:
         """`out_of_date_values(text, stale values of the task, t)`."""
         values = self.values(task_id)
-        if not text or not values:
-            return []
+        if not text or not any(v.out_of_date(t) for v in values):
+            return []  # nothing out of date at t: no need to read the text
         asserted = self._asserted.get((task_id, text))
         if asserted is None:
             asserted = asserted_values(text, [v.value for v in values])

@@ -108,8 +108,12 @@ def percentile_ci(samples: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray
     finite = np.isfinite(samples).any(axis=0)
     lo = np.full(samples.shape[1], np.nan)
     hi = np.full(samples.shape[1], np.nan)
-    if finite.any():
-        lo[finite], hi[finite] = np.nanpercentile(samples[:, finite], [tail, 100.0 - tail], axis=0)
+    # Columns without a NaN take np.percentile, one vectorised call (nanpercentile works column by column
+    # and gives the same numbers on them); the others nanpercentile.
+    whole = ~np.isnan(samples).any(axis=0)
+    for columns, percentile in ((whole, np.percentile), (finite & ~whole, np.nanpercentile)):
+        if columns.any():
+            lo[columns], hi[columns] = percentile(samples[:, columns], [tail, 100.0 - tail], axis=0)
     return lo, hi
 
 

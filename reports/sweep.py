@@ -4,7 +4,8 @@ with their 95% cluster-bootstrap CIs and context tokens — the trade-off betwee
 groups) and false forgetting (on the helpful group) read off the same runs. Points whose run is unfinished
 are listed as such, never silently dropped.
 
-Writes OUT/report/sweep.csv (tidy, one row per point × arm) and OUT/report/sweep.md.
+Writes OUT/report/sweep.csv (tidy, one row per point × arm), OUT/report/sweep.md and the trade-off figure
+across the points, OUT/report/tradeoff.png and .svg (reports.tradeoff).
 """
 
 from __future__ import annotations
@@ -38,20 +39,30 @@ def read_plan(out: Path) -> dict[str, Any]:
     return plan
 
 
-def sweep_table(out: Path, resamples: int = 1000) -> tuple[pd.DataFrame, list[str]]:
-    """(one row per finished point × arm, the ids of points whose run is missing or unfinished)."""
-    plan = read_plan(out)
-    rows: list[dict[str, Any]] = []
+def point_summaries(
+    plan: dict[str, Any], out: Path, resamples: int = 1000
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """(point id -> its arm × group summary (as summary.csv) for every finished point, the ids of points whose
+    run is missing or unfinished)."""
+    summaries: dict[str, pd.DataFrame] = {}
     unfinished: list[str] = []
     for point in plan["points"]:
-        folder = out / "points" / point["id"]
         try:
-            summary = summarise(per_task(load_runs([folder])), ["arm", "group"], resamples)
+            runs = load_runs([out / "points" / point["id"]])
         except ReportInputError:
             unfinished.append(point["id"])
             continue
+        summaries[point["id"]] = summarise(per_task(runs), ["arm", "group"], resamples)
+    return summaries, unfinished
+
+
+def _table(plan: dict[str, Any], summaries: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+    for point in plan["points"]:
+        if point["id"] not in summaries:
+            continue
         settings = {"point": point["id"], "seed": point["seed"], "model": point["model"], **point["options"]}
-        for arm, cells in summary.groupby("arm", sort=False):
+        for arm, cells in summaries[point["id"]].groupby("arm", sort=False):
             row: dict[str, Any] = {**settings, "arm": arm}
             for rate in RATES:
                 cell = cells[cells["group"] == _GROUP_OF.get(rate, "all")]
@@ -59,7 +70,14 @@ def sweep_table(out: Path, resamples: int = 1000) -> tuple[pd.DataFrame, list[st
                 row.update(dict(zip((rate, f"{rate}_lo", f"{rate}_hi"), values, strict=True)))
             row["context_tokens"] = float(cells[cells["group"] == "all"]["context_tokens"].iloc[0])
             rows.append(row)
-    return pd.DataFrame(rows), unfinished
+    return pd.DataFrame(rows)
+
+
+def sweep_table(out: Path, resamples: int = 1000) -> tuple[pd.DataFrame, list[str]]:
+    """(one row per finished point × arm, the ids of points whose run is missing or unfinished)."""
+    plan = read_plan(out)
+    summaries, unfinished = point_summaries(plan, out, resamples)
+    return _table(plan, summaries), unfinished
 
 
 def sweep_markdown(table: pd.DataFrame, unfinished: list[str], settings: list[str]) -> str:
@@ -86,14 +104,28 @@ def sweep_markdown(table: pd.DataFrame, unfinished: list[str], settings: list[st
 
 
 def build_sweep_report(out: Path, resamples: int = 1000) -> Path:
-    """Write OUT/report/sweep.csv and sweep.md; returns the Markdown file."""
+    """Write OUT/report/sweep.csv, sweep.md and, when a point is finished, the trade-off figure across the
+    points (tradeoff.png/.svg: stale-error rate against false-forgetting rate, one point per sweep point and
+    arm, each arm's points joined in plan order and labelled with the point id); returns the Markdown file."""
     plan = read_plan(out)
-    table, unfinished = sweep_table(out, resamples)
+    summaries, unfinished = point_summaries(plan, out, resamples)
+    table = _table(plan, summaries)
     grid_keys = list(dict.fromkeys(key for point in plan["points"] for key in point["options"]))
     settings = ["point", "seed", "model", *grid_keys]
     folder = out / "report"
     folder.mkdir(parents=True, exist_ok=True)
     table.to_csv(folder / "sweep.csv", index=False)
+    text = sweep_markdown(table, unfinished, settings)
+    if summaries:
+        from reports.tradeoff import tradeoff_figure, tradeoff_points  # matplotlib: only when drawing
+
+        tradeoff_figure(tradeoff_points(summaries), folder)
+        text += (
+            "\n## Trade-off\n\n![Stale errors vs false forgetting across the points](tradeoff.png)\n\n"
+            "One marker per point and arm (labelled with the point id; the table above gives its settings), "
+            "with 95% CIs; lower-left is better on both. False forgetting counts helpful-group probes only, "
+            "so its rate over all groups is the helpful group's.\n"
+        )
     target = folder / "sweep.md"
-    target.write_text(sweep_markdown(table, unfinished, settings), encoding="utf-8")
+    target.write_text(text, encoding="utf-8")
     return target

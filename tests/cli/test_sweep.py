@@ -62,6 +62,27 @@ def test_a_sharded_sweep_equals_the_whole_sweep_and_reports_every_point(
     assert len(rows) == 8  # 4 points x 2 arms
     assert "Not reported" not in table
     assert {row.split("|")[4].strip() for row in rows} == {"flat", "ebbinghaus"}
+    assert "![Stale errors vs false forgetting across the points](tradeoff.png)" in table
+    assert all((sharded / "report" / f"tradeoff.{kind}").stat().st_size > 0 for kind in ("png", "svg"))
+
+
+def test_the_tradeoff_figure_shows_the_tables_numbers(sweep_file, tmp_path: Path) -> None:
+    import pandas as pd
+
+    from reports.sweep import point_summaries, read_plan
+    from reports.tradeoff import tradeoff_points
+
+    out = tmp_path / "sweep"
+    _cli("sweep", "run", str(sweep_file), "--out", str(out), "--no-progress", "--point", "0", "--point", "2")
+    _cli("sweep", "report", str(out), "--resamples", "100")
+    summaries, unfinished = point_summaries(read_plan(out), out, resamples=100)
+    assert list(summaries) == ["p000", "p002"] and unfinished == ["p001", "p003"]
+    points = tradeoff_points(summaries).set_index(["label", "arm"])
+    table = pd.read_csv(out / "report" / "sweep.csv").set_index(["point", "arm"])
+    assert list(points.index) == list(table.index)  # one marker per finished point and arm
+    for rate in ("stale_error_rate", "false_forgetting_rate"):  # (all groups = helpful for the latter)
+        for suffix in ("", "_lo", "_hi"):
+            assert points[rate + suffix].tolist() == pytest.approx(table[rate + suffix].tolist(), nan_ok=True)
 
 
 def test_an_unfinished_point_is_named_in_the_report(sweep_file, tmp_path: Path) -> None:
