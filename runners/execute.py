@@ -140,6 +140,14 @@ def model_in_flight(model: Model) -> int:
     return max(1, int(getattr(model, "max_in_flight", 1)))
 
 
+def worker_pool(workers: int, executor: Executor) -> concurrent.futures.ProcessPoolExecutor | None:
+    """The run's pool of `workers` spawned processes (None: the pairs run in this process, or on Dask). The
+    runner reads the task files through it too (tasks.load.read_task_set), then hands it to `execute`."""
+    if executor.kind != "processes" or workers == 1:
+        return None
+    return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+
 def execute(
     jobs: list[PairJob],
     model: Model,
@@ -148,12 +156,14 @@ def execute(
     workers: int,
     executor: Executor,
     done: Callable[[int], None],
+    pool: concurrent.futures.ProcessPoolExecutor | None,
 ) -> Counts:
-    """Replay every job; `done(n)` hears each time n more pairs have finished."""
+    """Replay every job; `done(n)` hears each time n more pairs have finished. `pool`: the run's
+    `worker_pool` (None: in this process, or on Dask); the caller shuts it down."""
     in_flight = model_in_flight(model)
     if executor.kind == "dask":
         return _on_dask(jobs, model_spec, workers, executor.address, in_flight, done)
-    if workers == 1:
+    if pool is None:
         counts = Counts()
         # Batches as large as the calls in flight: each is replayed on that many threads.
         for batch in _batches(jobs, in_flight):
@@ -161,22 +171,20 @@ def execute(
             done(len(batch))
         return counts
     per_worker = -(-in_flight // workers)
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-        futures = {
-            pool.submit(_run_batch, model_spec, batch, per_worker): len(batch)
-            for batch in _batches(jobs, max(BATCH_PAIRS, 2 * per_worker))
-        }
-        counts = Counts()
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                counts += future.result()
-                done(futures[future])
-        except BaseException:
-            # Stop queued batches instead of finishing them; unfinished pairs are redone by --resume.
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        return counts
+    futures = {
+        pool.submit(_run_batch, model_spec, batch, per_worker): len(batch)
+        for batch in _batches(jobs, max(BATCH_PAIRS, 2 * per_worker))
+    }
+    counts = Counts()
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            counts += future.result()
+            done(futures[future])
+    except BaseException:
+        # Stop queued batches instead of finishing them; unfinished pairs are redone by --resume.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    return counts
 
 
 def _on_dask(

@@ -8,6 +8,7 @@ the calls in flight or the sharding, apart from `wall*` fields (runners.execute)
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -25,7 +27,7 @@ from typing import Any
 from tqdm import tqdm
 
 from runners.armconfig import ArmSpec, ineffective_options
-from runners.execute import Executor, execute, shard_of
+from runners.execute import Executor, execute, shard_of, worker_pool
 from runners.models import resolve_model
 from runners.models.cache import CachedModel
 from runners.replay import PairJob, derive_seed
@@ -269,7 +271,22 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
         raise RunError("--resume and --overwrite contradict each other: continue the run or replace it")
     executor = Executor.parse(options.executor)
     model = resolve_model(options.model)
-    in_groups = select_tasks(load_tasks(options.tasks), options.groups, None)
+    pool = worker_pool(options.workers, executor)
+    with pool or contextlib.nullcontext():
+        return _run(options, warn, executor, model, pool, started)
+
+
+def _run(
+    options: RunOptions,
+    warn: Callable[[str], None],
+    executor: Executor,
+    model: Model,
+    pool: ProcessPoolExecutor | None,
+    started: float,
+) -> RunSummary:
+    # The workers read the task files too: the parent only merges what they found (a 10^5-task set takes
+    # minutes to read in one process, and the workers would wait for it).
+    in_groups = select_tasks(load_tasks(options.tasks, pool.map if pool else map), options.groups, None)
     tasks = select_tasks(in_groups, (), options.limit, options.limit_seed)
     for line in ineffective_options(options.arms, tasks):
         warn(line)
@@ -290,7 +307,13 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
         total=len(pending), desc="pairs", unit="pair", file=sys.stderr, disable=not options.progress
     ) as bar:
         counts = execute(
-            pending, model, options.model, workers=options.workers, executor=executor, done=bar.update
+            pending,
+            model,
+            options.model,
+            workers=options.workers,
+            executor=executor,
+            done=bar.update,
+            pool=pool,
         )
     cached = isinstance(model, CachedModel)
     return RunSummary(

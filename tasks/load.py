@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ _PROBE_FIELDS = {"expect", "stale", "poison", "abstain", "mechanism", "not_asser
 _ID_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./")
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 # Characters that would break an error line apart or hide part of it: control characters and the Unicode
@@ -116,16 +117,21 @@ def validate_path(path: str | Path) -> list[TaskError]:
     return read_task_set(path)[1]
 
 
-def load_tasks(path: str | Path) -> list[Task]:
-    """The tasks in the file or folder at `path`; raises TaskSetError listing every problem."""
-    tasks, errors = read_task_set(path)
+def load_tasks(path: str | Path, map_files: Callable[..., Iterable[FileTasks]] = map) -> list[Task]:
+    """The tasks in the file or folder at `path`; raises TaskSetError listing every problem. `map_files`:
+    see `read_task_set`."""
+    tasks, errors = read_task_set(path, map_files)
     if errors:
         raise TaskSetError(errors)
     return tasks
 
 
-def read_task_set(path: str | Path) -> tuple[list[Task], list[TaskError]]:
-    """(the valid tasks, every problem) in one pass; callers that need both avoid reading twice."""
+def read_task_set(
+    path: str | Path, map_files: Callable[..., Iterable[FileTasks]] = map
+) -> tuple[list[Task], list[TaskError]]:
+    """(the valid tasks, every problem) in one pass; callers that need both avoid reading twice.
+    `map_files(read_task_file, labels, sources)` reads the files, results in file order: the built-in `map`,
+    or a process pool's, so that a large set is read by several processes (the run's workers)."""
     root = Path(path)
     if not root.exists():
         return [], [TaskError(str(root), 0, "path", "no such file or folder")]
@@ -136,19 +142,46 @@ def read_task_set(path: str | Path) -> tuple[list[Task], list[TaskError]]:
     errors: list[TaskError] = []
     first_seen: dict[str, Task] = {}
     base = root.parent if root.is_file() else root
-    for file in files:
-        # Errors name the file as the user gave it; tasks carry the path relative to the set (as in the
-        # manifest's file hashes), so logs do not depend on where the checkout lives.
-        reader = _FileReader(str(file), source=file.relative_to(base).as_posix())
-        for task in reader.read(file):
+    # Errors name the file as the user gave it; tasks carry the path relative to the set (as in the
+    # manifest's file hashes), so logs do not depend on where the checkout lives.
+    labels = [str(file) for file in files]
+    sources = [file.relative_to(base).as_posix() for file in files]
+    for label, read in zip(labels, map_files(read_task_file, labels, sources), strict=True):
+        file_errors: list[TaskError] = []
+        done = 0  # the file's errors are merged in the order the reader met them, duplicate ids included
+        for task, errors_before in zip(read.tasks, read.errors_before, strict=True):
+            file_errors += read.errors[done:errors_before]
+            done = errors_before
             earlier = first_seen.setdefault(task.id, task)
             if earlier is not task:
                 where = f"{earlier.source_file}:{earlier.source_line}"
-                reader.error(task.source_line, "id", f"duplicate id {task.id!r} (first defined at {where})")
+                problem = f"duplicate id {task.id!r} (first defined at {where})"
+                file_errors.append(TaskError(label, task.source_line, "id", problem))
             else:
                 tasks.append(task)
-        errors.extend(sorted(reader.errors, key=lambda error: error.line))
+        file_errors += read.errors[done:]
+        errors.extend(sorted(file_errors, key=lambda error: error.line))
     return tasks, errors
+
+
+@dataclass(frozen=True)
+class FileTasks:
+    """What `read_task_file` found in one file (picklable: it may come from another process)."""
+
+    tasks: list[Task]  # the valid tasks, in file order
+    errors_before: list[int]  # for each task, how many of `errors` the reader had met when it read it
+    errors: list[TaskError]  # the file's problems, in the order the reader met them
+
+
+def read_task_file(label: str, source: str) -> FileTasks:
+    """The tasks and problems of the file `label` (its path as the user named it); `source` is its path
+    relative to the task set, which its tasks carry. Ids are checked against other files by the caller."""
+    reader = _FileReader(label, source=source)
+    tasks, errors_before = [], []
+    for task in reader.read(Path(label)):
+        tasks.append(task)
+        errors_before.append(len(reader.errors))
+    return FileTasks(tasks, errors_before, reader.errors)
 
 
 def _read_text(file: Path) -> str:
@@ -163,6 +196,10 @@ def _read_text(file: Path) -> str:
         raise _Refused(line, "file", f"invalid UTF-8 at byte {exc.start}") from None
 
 
+_OPENING = frozenset({yaml.SequenceStartEvent, yaml.MappingStartEvent})  # CollectionStartEvent's two kinds
+_CLOSING = frozenset({yaml.SequenceEndEvent, yaml.MappingEndEvent})
+
+
 def _check_depth(text: str) -> bool:
     """Refuse deep nesting before composing; returns whether the document uses aliases at all."""
     depth = 0
@@ -170,14 +207,15 @@ def _check_depth(text: str) -> bool:
     too_deep = f"nesting deeper than {MAX_DEPTH} levels"
     try:
         for event in yaml.parse(text, Loader=_Loader):
-            if isinstance(event, yaml.AliasEvent):
-                aliases = True
-            elif isinstance(event, yaml.CollectionStartEvent):
+            kind = type(event)  # the exact event classes: one dict lookup instead of three isinstance calls
+            if kind in _OPENING:
                 depth += 1
                 if depth > MAX_DEPTH:
                     raise _Refused(event.start_mark.line + 1, "yaml", too_deep)
-            elif isinstance(event, yaml.CollectionEndEvent):
+            elif kind in _CLOSING:
                 depth -= 1
+            elif kind is yaml.AliasEvent:
+                aliases = True
     except yaml.MarkedYAMLError as exc:
         # PyYAML >= 6.0.4 has a nesting limit of its own that may fire first: one message for both.
         if "nesting depth" not in str(exc.problem):
@@ -276,6 +314,8 @@ class _FileReader:
             kind = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
             self._fail(node, field, f"expected a single value, got {kind}")
             return False, None
+        if node.tag == _STR_TAG:  # most values: SafeConstructor would return the scalar's text as it is
+            return True, node.value
         try:
             return True, self._constructor.construct_object(node)
         except yaml.YAMLError as exc:

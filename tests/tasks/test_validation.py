@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
 import textwrap
 from pathlib import Path
 
@@ -244,3 +246,24 @@ def test_a_field_name_with_line_breaks_prints_as_one_escaped_line(tmp_path):
     assert error.field == "colour\nof the\u2028sky\r"  # the data keeps the real name...
     assert str(error) == f"{path}:14: colour\\nof the\\u2028sky\\r: " + error.problem  # ...escaped here
     assert str(error).splitlines() == [str(error)]
+
+
+def test_files_read_by_worker_processes_give_the_same_tasks_and_errors(tmp_path):
+    """read_task_set's `map_files` may be a process pool's map (a run's workers read the files): the tasks,
+    and every error in the same order, duplicate ids within and across files included."""
+    as_list = VALID.replace("id: t/one", "- id: t/one").replace("\n  ", "\n    ").replace("\ng", "\n  g")
+    as_list = as_list.replace("\nc", "\n  c").replace("\nd", "\n  d").replace("\ns", "\n  s")
+    bad = as_list.replace("group: harmful", "group: nope")
+    _write(tmp_path, as_list + as_list + bad + as_list.replace("t/one", "t/two"), "a.yaml")
+    _write(tmp_path, as_list.replace("ttl: 1d", "ttl: soon") + as_list, "b.yaml")
+    serial = taskload.read_task_set(tmp_path)
+    assert [task.id for task in serial[0]] == ["t/one", "t/two"]
+    assert [(error.file[-6:], error.line, error.field) for error in serial[1]] == [
+        ("a.yaml", 14, "id"),
+        ("a.yaml", 28, "[2].group"),
+        ("b.yaml", 9, "[0].sessions[0].turns[0].remember.ttl"),
+        ("b.yaml", 14, "id"),
+    ]
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=context) as pool:
+        assert taskload.read_task_set(tmp_path, pool.map) == serial
