@@ -134,6 +134,8 @@ class ItemIndex:
         """What a new write retires: the item `retire_id` (the write's `supersedes`), then the same key's
         items in its scope/owner. An untrusted write may not retire the user's own memory."""
         targets: list[MemoryItem] = []
+        if retire_id is None and item.key is None:  # most writes
+            return targets
         if retire_id is not None:
             target = self.items.get(retire_id)
             if target is None:
@@ -156,7 +158,7 @@ class ItemIndex:
 
     def overflow(self, item: MemoryItem, retired: Sequence[MemoryItem]) -> int:
         """Bytes over max_store_bytes once `item` is written and the live ones of `retired` are gone."""
-        freed = sum(target.size_bytes for target in retired if target.id in self.items)
+        freed = sum([target.size_bytes for target in retired if target.id in self.items]) if retired else 0
         return self.bytes - freed + item.size_bytes - self.config.max_store_bytes
 
     def eviction_victims(

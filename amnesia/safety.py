@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import groupby
 
 from amnesia.errors import InjectionRefused, SecretRefused
 
@@ -57,9 +58,25 @@ RULES: tuple[SecretRule, ...] = (
     _rule("one-time-code", r"(?:验证码|动态码)\s*(?:是|为|[:=：])?\s*\d{4,8}", "验证码", "动态码"),
 )
 _NEEDLES = tuple(sorted({needle for rule in RULES for needle in rule.needles}))
+
+
+def _literal_gate(needles: tuple[str, ...]) -> re.Pattern[bytes]:
+    """One search for every ASCII literal at once, grouped by first byte (`a(?:ccess|iza|...)|b(?:...)`: the
+    regex engine then tries one branch per position instead of every literal)."""
+    ascii_needles = sorted(needle.encode() for needle in needles if needle.isascii())
+    branches = [
+        re.escape(first) + b"(?:" + b"|".join(re.escape(needle[1:]) for needle in group) + b")"
+        for first, group in groupby(ascii_needles, key=lambda needle: needle[:1])
+    ]
+    return re.compile(b"|".join(branches))
+
+
+# Most text holds none of the literals, and then no rule can match: one search on the lower-cased bytes
+# says so. Only when it finds one are the literals present looked up one by one.
+_NEEDLE_GATE = _literal_gate(_NEEDLES)
 _CARD = re.compile(r"\b(?:\d[ \-]?){13,19}\b")
 _CARD_MIN_DIGITS = 13
-_ASCII_DIGITS = "0123456789"
+_ASCII_DIGITS = b"0123456789"
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -77,13 +94,16 @@ def find_secret_rule(text: str) -> str | None:
     ascii_only = text.isascii()
     rules = RULES
     if ascii_only:  # only the rules one of whose literals occurs can match
-        lowered = text.lower()
-        present = {needle for needle in _NEEDLES if needle in lowered}
-        rules = tuple(rule for rule in RULES if not present.isdisjoint(rule.needles)) if present else ()
+        data = text.encode("ascii")
+        lowered = data.lower()  # bytes.lower() is ASCII lower-casing: str.lower() on ASCII text
+        rules = ()
+        if _NEEDLE_GATE.search(lowered) is not None:
+            present = {needle for needle in _NEEDLES if needle.encode() in lowered}
+            rules = tuple(rule for rule in RULES if not present.isdisjoint(rule.needles))
     for rule in rules:
         if rule.pattern.search(text):
             return rule.name
-    if ascii_only and sum(map(text.count, _ASCII_DIGITS)) < _CARD_MIN_DIGITS:
+    if ascii_only and len(data) - len(data.translate(None, _ASCII_DIGITS)) < _CARD_MIN_DIGITS:
         return None  # too few digits for a card number
     for match in _CARD.finditer(text):
         digits = re.sub(r"\D", "", match.group())

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,6 @@ from amnesia.views import InjectionDecision
 HEADER_TITLE = "AMNESIA MEMORY"
 EXPLAINED_AFTER_LAST = 20  # skipped candidates after the last one taken that still get a decision line
 _SEPARATOR = " · "  # between the parts of a block line
-_SEPARATOR_TOKENS = count_tokens(_SEPARATOR)
 _DIGIT_STEPS = 10.0 ** np.arange(1, 8)  # a duration part of n digits is >= n-1 of these (8 digits at most)
 SCALAR_DURATIONS = 16  # up to this many durations, `duration_tokens` renders each one instead of vectorising
 
@@ -88,11 +87,18 @@ def header_reserve(budget: int) -> int:
 
 
 def static_line_tokens(item: MemoryItem) -> int:
-    """Tokens of the item's block line without its age. No token spans a space, so the line's count is the
-    sum of its parts': the content's is `item.tokens` (counted once on write), the rest is a short head
-    ("0s" stands in for the age: one token)."""
-    head = _line_head(item, item.created_at)
-    return count_tokens(_SEPARATOR.join(head)) + _SEPARATOR_TOKENS + item.tokens - 1
+    """Tokens of the item's block line without its age. No token spans a space or a bracket, so the line's
+    count is the sum of its parts': the content's is `item.tokens` (counted once on write), the id's is
+    counted here, and the rest depends only on the kind, the pin and the trust."""
+    return count_tokens(item.id) + _head_tokens(item.kind, item.pinned, item.untrusted) + item.tokens
+
+
+@cache  # a handful of combinations; every write asks
+def _head_tokens(kind: str, pinned: bool, untrusted: bool) -> int:
+    """Tokens of a block line with an empty id and empty content ("0s" stands in for the age: one token)."""
+    source = "auto" if untrusted else "user"
+    stub = MemoryItem(id="", content="", kind=kind, pinned=pinned, source=source)  # type: ignore[arg-type]
+    return count_tokens(_SEPARATOR.join([*_line_head(stub, stub.created_at), ""])) - 1
 
 
 def duration_tokens(seconds: np.ndarray) -> np.ndarray:

@@ -205,8 +205,8 @@ def memory_view(
         expires_at=decay.forget_at(item, config),
         tags=item.tags,
         untrusted=item.untrusted,
-        superseded=tuple(old.id for old in superseded),
-        evicted=tuple(old.id for old in evicted),
+        superseded=tuple([old.id for old in superseded]) if superseded else (),
+        evicted=tuple([old.id for old in evicted]) if evicted else (),
         hard_expires_at=item.expires_at,
     )
     return view
