@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from amnesia.checks import shown
@@ -51,27 +51,28 @@ def new_secret() -> bytes:
     return secrets.token_bytes(SECRET_BYTES)
 
 
-class ContentHasher:
-    """HMAC-SHA256 (RFC 2104) with the key schedule done once: a sweep hashes thousands of items, and
-    `hmac.digest` would redo the two key blocks for every one of them."""
+def keyed_hasher(secret: bytes) -> Callable[[str], str]:
+    """HMAC-SHA256 (RFC 2104) of a text, hex, under `secret`, with the key schedule done once: every write
+    hashes its content (see `Amnesia._write`), and `hmac.digest` would redo the two key blocks each time. A
+    closure rather than an object with __call__: calling one costs half as much, and writes are a hot path."""
+    key = hashlib.sha256(secret).digest() if len(secret) > _BLOCK else secret
+    key = key.ljust(_BLOCK, b"\0")
+    inner_start = hashlib.sha256(bytes(byte ^ 0x36 for byte in key))
+    outer_start = hashlib.sha256(bytes(byte ^ 0x5C for byte in key))
 
-    def __init__(self, secret: bytes) -> None:
-        key = hashlib.sha256(secret).digest() if len(secret) > _BLOCK else secret
-        key = key.ljust(_BLOCK, b"\0")
-        self._inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in key))
-        self._outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in key))
-
-    def __call__(self, content: str) -> str:
-        inner = self._inner.copy()
+    def digest(content: str) -> str:
+        inner = inner_start.copy()
         inner.update(content.encode("utf-8"))
-        outer = self._outer.copy()
+        outer = outer_start.copy()
         outer.update(inner.digest())
         return outer.hexdigest()
+
+    return digest
 
 
 def content_hash(secret: bytes, content: str) -> str:
     """Keyed hash (hex HMAC-SHA256) of the content."""
-    return ContentHasher(secret)(content)
+    return keyed_hasher(secret)(content)
 
 
 class AuditEntry(NamedTuple):
@@ -174,24 +175,33 @@ class AuditWriter:
     restorable mode (`keep_content`)."""
 
     def __init__(self, secret: bytes, workspace_id: str, *, keep_content: bool) -> None:
-        self.hash = ContentHasher(secret)
+        self.hash = keyed_hasher(secret)
         self.workspace_id = workspace_id
         self.keep_content = keep_content
 
-    def forgets(self, items: Sequence[MemoryItem], reasons: Sequence[str], now: float) -> list[AuditEntry]:
-        """One forget entry per item, `reasons[i]` for `items[i]`."""
-        # One tight comprehension: a sweep may audit tens of thousands of items at once. `_make` builds each
-        # named tuple in C (fields in AuditEntry order; restored_from is None for a forget).
+    def forgets(
+        self,
+        items: Sequence[MemoryItem],
+        reasons: Sequence[str],
+        now: float,
+        hashes: Sequence[str | None] | None = None,
+    ) -> list[AuditEntry]:
+        """One forget entry per item, `reasons[i]` for `items[i]`; `hashes[i]`, if given and not None, is the
+        content hash of `items[i]` computed when it was written (the others are hashed now)."""
+        # One tight comprehension: a sweep may audit tens of thousands of items at once. Each named tuple is
+        # built in C by tuple.__new__ (what `AuditEntry._make` does, less a Python call); fields in
+        # AuditEntry order, restored_from None for a forget.
         digest, workspace, keep = self.hash, self.workspace_id, self.keep_content
-        make = AuditEntry._make
+        new = tuple.__new__
         return [
-            make(
+            new(
+                AuditEntry,
                 (
                     item.id,
                     item.kind,
                     why,
                     now,
-                    digest(item.content),
+                    known or digest(item.content),
                     workspace,
                     item.scope,
                     item.owner_id,
@@ -200,9 +210,9 @@ class AuditWriter:
                     item.content if keep else None,
                     None,
                     _restore_fields(item) if keep else None,
-                )
+                ),
             )
-            for item, why in zip(items, reasons, strict=True)
+            for item, why, known in zip(items, reasons, hashes or [None] * len(items), strict=True)
         ]
 
     def restored(self, forgotten: AuditEntry, new_id: str, ttl: float | None, now: float) -> AuditEntry:

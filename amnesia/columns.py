@@ -21,7 +21,7 @@ class ItemColumns:
     def __init__(self, *, auto_expire: bool = True, rank_only: bool = False, capacity: int = 1024) -> None:
         self.auto_expire = auto_expire  # whether unpinned items are ever forgotten (forget_times)
         self.rank_only = rank_only  # decay_mode "rank": decay orders, only a hard expires_at forgets
-        self.ids: list[str | None] = []
+        self.used = 0  # slots in use or freed: the arrays' meaningful prefix
         self.slot_of: dict[str, int] = {}
         self._free: list[int] = []
         self._owner_codes: dict[str, int] = {}
@@ -53,6 +53,36 @@ class ItemColumns:
         self.seq = grow(get("seq"), np.int64, 0)
         self.marked_stale = grow(get("marked_stale"), bool, False)
         self.line_tokens = grow(get("line_tokens"), np.int64, 0)  # block line tokens minus its durations
+        # Per slot, None when free: the id, the item, and the audit's keyed hash of its content when it was
+        # handed one (`ItemIndex.add`). Object arrays, not dicts by id: a sweep gathers and clears thousands
+        # of slots in one numpy call each.
+        self.ids = grow(get("ids"), object, None)
+        self.items = grow(get("items"), object, None)
+        self.hashes = grow(get("hashes"), object, None)
+        self.capacity = capacity
+        # One writer per column for `upsert`, in its order: a memoryview item assignment costs about half a
+        # numpy scalar one, and every write fills sixteen columns. (The views are rebuilt with the arrays.)
+        self._writers = tuple(
+            memoryview(column)
+            for column in (
+                self.alive,
+                self.base,
+                self.anchor,
+                self.ttl,
+                self.expires,
+                self.created,
+                self.curve,
+                self.pinned,
+                self.no_decay,
+                self.tokens,
+                self.size,
+                self.scope,
+                self.owner,
+                self.seq,
+                self.marked_stale,
+                self.line_tokens,
+            )
+        )
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -62,53 +92,72 @@ class ItemColumns:
             return NO_OWNER
         return self._owner_codes.setdefault(owner_id, len(self._owner_codes))
 
-    def upsert(self, item: MemoryItem) -> None:
+    def upsert(self, item: MemoryItem) -> int:
+        """Write `item`'s fields into its slot (a new id gets a new slot and the next write-order number)."""
         slot = self.slot_of.get(item.id)
-        if slot is None:
-            slot = self._new_slot(item.id)
-            self.seq[slot] = self._next_seq
+        new = slot is None
+        if new:
+            slot = self._new_slot(item.id)  # may grow the arrays: the writers are taken after it
+        self.items[slot] = item
+        (
+            alive,
+            base,
+            anchor,
+            ttl,
+            expires,
+            created,
+            curve,
+            pinned,
+            no_decay,
+            tokens,
+            size,
+            scope,
+            owner,
+            seq,
+            marked_stale,
+            line_tokens,
+        ) = self._writers
+        if new:
+            seq[slot] = self._next_seq
             self._next_seq += 1
             # What the block line says besides its age (id, kind, pin, source, content) never changes for an
             # id, so it is counted once, not on every touch.
-            self.line_tokens[slot] = static_line_tokens(item)
-        self.alive[slot] = True
-        self.base[slot] = item.strength
-        self.anchor[slot] = item.last_accessed_at
-        self.ttl[slot] = math.inf if item.ttl is None else item.ttl
-        self.expires[slot] = math.inf if item.expires_at is None else item.expires_at
-        self.created[slot] = item.created_at
-        self.curve[slot] = CURVE_CODES[item.curve]
-        self.pinned[slot] = item.pinned
-        self.no_decay[slot] = item.pinned or item.ttl is None
-        self.tokens[slot] = item.tokens
-        self.size[slot] = item.size_bytes
-        self.scope[slot] = SCOPE_CODES[item.scope]
-        self.owner[slot] = self.owner_code(item.owner_id)
-        self.marked_stale[slot] = item.status == "stale"
+            line_tokens[slot] = static_line_tokens(item)
+        alive[slot] = True
+        base[slot] = item.strength
+        anchor[slot] = item.last_accessed_at
+        ttl[slot] = math.inf if item.ttl is None else item.ttl
+        expires[slot] = math.inf if item.expires_at is None else item.expires_at
+        created[slot] = item.created_at
+        curve[slot] = CURVE_CODES[item.curve]
+        pinned[slot] = item.pinned
+        no_decay[slot] = item.pinned or item.ttl is None
+        tokens[slot] = item.tokens
+        size[slot] = item.size_bytes
+        scope[slot] = SCOPE_CODES[item.scope]
+        owner[slot] = NO_OWNER if item.owner_id is None else self.owner_code(item.owner_id)
+        marked_stale[slot] = item.status == "stale"
+        return slot
 
     def _new_slot(self, item_id: str) -> int:
         if self._free:
             slot = self._free.pop()
-            self.ids[slot] = item_id
         else:
-            slot = len(self.ids)
-            if slot >= len(self.alive):
-                self._allocate(2 * len(self.alive))
-            self.ids.append(item_id)
+            slot = self.used
+            if slot >= self.capacity:
+                self._allocate(2 * self.capacity)
+            self.used += 1
+        self.ids[slot] = item_id
         self.slot_of[item_id] = slot
         return slot
 
-    def remove_many(self, item_ids: list[str]) -> None:
-        slots = [self.slot_of.pop(item_id) for item_id in item_ids]
+    def remove_many(self, item_ids: list[str]) -> np.ndarray:
+        """Free the slots of `item_ids`; returns them (their numeric values stay until a slot is reused)."""
+        slots = np.fromiter(map(self.slot_of.pop, item_ids), dtype=np.intp, count=len(item_ids))
         self.alive[slots] = False
-        for slot in slots:
-            self.ids[slot] = None
-        self._free.extend(slots)
-
-    @property
-    def used(self) -> int:
-        """Number of slots in use or freed (the arrays' meaningful prefix)."""
-        return len(self.ids)
+        self.ids[slots] = self.items[slots] = self.hashes[slots] = None  # the items' content goes with them
+        self._free.extend(slots.tolist())
+        return slots
 
     def strengths(self, now: float, decay_k: float, auto_expire: bool) -> np.ndarray:
         n = self.used

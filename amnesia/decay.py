@@ -27,6 +27,7 @@ and a numpy form (the whole store at once, for selection and sweeps over 10^5 it
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -65,6 +66,7 @@ def idle_forget_after(base, ttl, curve, forgotten_strength: float, k: float):
         return np.where(np.isfinite(ttl), ttl * np.clip(fraction, 0.0, 1.0), np.inf)
 
 
+@lru_cache(maxsize=1024)  # every write asks with base 1.0 and one of three curves (see views.memory_view)
 def idle_fraction(base: float, curve: str, threshold: float, k: float) -> float:
     """Fraction of the ttl an item idles before its strength falls below `threshold` (scalar twin of
     `idle_forget_after`: numpy is slow on single values; a test checks they agree)."""

@@ -158,12 +158,15 @@ class Amnesia:
         entries: list[AuditEntry] = []
         if retired or evicted:  # most writes retire and evict nothing
             reasons = ["superseded"] * len(retired) + ["evicted"] * len(evicted)
-            entries = self._auditor.forgets([*retired, *evicted], reasons, now)
+            gone = [*retired, *evicted]
+            entries = self._auditor.forgets(gone, reasons, now, self._index.known_hashes(gone))
         deleted = self.store.commit(self.workspace_id, forget=entries, save=[item], if_unchanged=True)
         if entries:
             kept = set(deleted)
             self._after_forget([e for e in entries if e.item_id in kept])
-        self._index.add(item)
+        # Hashed now, while it is written, so that forgetting it later (most often in a sweep, with thousands
+        # of others) only looks its hash up.
+        self._index.add(item, self._auditor.hash(item.content))
         view = views.memory_view(item, self.config, superseded=retired, evicted=evicted)
         if self._events.has_listeners("written"):
             self._events.emit("written", view.to_dict())
@@ -207,12 +210,20 @@ class Amnesia:
         return views.ForgetSummary(len(ids), tuple(ids), "agent-disposed")
 
     def _forget_items(
-        self, items: Sequence[MemoryItem], reason: str | Sequence[str], now: float
+        self,
+        items: Sequence[MemoryItem],
+        reason: str | Sequence[str],
+        now: float,
+        hashes: Sequence[str | None] | None = None,
     ) -> list[str]:
+        """Forget live `items` (audited, then deleted); `hashes`: their known audit hashes (default: looked
+        up). Returns the ids deleted."""
         if not items:
             return []
         reasons = [reason] * len(items) if isinstance(reason, str) else list(reason)
-        entries = self._auditor.forgets(items, reasons, now)
+        if hashes is None:
+            hashes = self._index.known_hashes(items)
+        entries = self._auditor.forgets(items, reasons, now, hashes)
         deleted = self.store.commit(self.workspace_id, forget=entries)
         if len(deleted) != len(entries):  # another process forgot some first
             kept = set(deleted)
@@ -231,10 +242,10 @@ class Amnesia:
     def _forget_due(self, now: float) -> tuple[np.ndarray, list[str], dict[str, int]]:
         """Forget every due item; returns the strengths (dead slots: see `alive`), ids and reason counts."""
         strengths = self._index.strengths(now)
-        due_items, reasons = self._index.due(now, strengths)
+        due_items, reasons, hashes = self._index.due(now, strengths)
         if not due_items:
             return strengths, [], {}
-        forgotten = self._forget_items(due_items, reasons, now)
+        forgotten = self._forget_items(due_items, reasons, now, hashes)
         counts = {why: reasons.count(why) for why in ("expired", "stale") if why in reasons}
         return strengths, forgotten, counts
 

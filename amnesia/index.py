@@ -63,6 +63,11 @@ class ForgetFilter:
         return chosen
 
 
+# Why a due item goes, by whether it expired (an object array: gathering from it hands out these very
+# strings, not one new string per item).
+_DUE_REASONS = np.array(["stale", "expired"], dtype=object)
+
+
 class ItemIndex:
     """Live items by id (write order), ids by key, numpy columns, and the total content bytes."""
 
@@ -82,32 +87,42 @@ class ItemIndex:
     def __len__(self) -> int:
         return len(self.items)
 
-    def add(self, item: MemoryItem) -> None:
-        """Index a new item, or re-index one whose fields changed."""
+    def add(self, item: MemoryItem, content_hash: str | None = None) -> None:
+        """Index a new item or re-index one whose fields changed (`content_hash`: its audit hash if known)."""
         previous = self.items.get(item.id)
         self.bytes += item.size_bytes - (previous.size_bytes if previous else 0)
         self.items[item.id] = item
         if item.key is not None:
             self.ids_by_key.setdefault(item.key, set()).add(item.id)
-        self.columns.upsert(item)
+        slot = self.columns.upsert(item)
+        # Kept so that forgetting the item — a sweep may forget tens of thousands — hashes nothing.
+        if content_hash is not None:
+            self.columns.hashes[slot] = content_hash
         if previous is None and self.relevance is not None:
-            self.relevance.add(self.columns.slot_of[item.id], item.content)
+            self.relevance.add(slot, item.content)
 
     def remove(self, item_ids: list[str]) -> None:
         """Drop items the store has deleted."""
-        pop = self.items.pop
-        removed = [pop(item_id) for item_id in item_ids]
-        self.bytes -= sum([item.size_bytes for item in removed])
-        for item in removed:
-            if item.key is not None:
+        # C-level passes (map, numpy) rather than one Python loop doing all: a sweep may remove tens of
+        # thousands.
+        removed = list(map(self.items.pop, item_ids))
+        if self.ids_by_key:  # no item ever had a key: nothing to drop
+            for item in [item for item in removed if item.key is not None]:
                 self.ids_by_key[item.key].discard(item.id)
-            if self.relevance is not None:
+        if self.relevance is not None:
+            for item in removed:
                 self.relevance.remove(self.columns.slot_of[item.id], item.content)
-        self.columns.remove_many(item_ids)
+        slots = self.columns.remove_many(item_ids)
+        self.bytes -= int(self.columns.size[slots].sum())  # the freed slots keep their values until reused
+
+    def known_hashes(self, items: Sequence[MemoryItem]) -> list[str | None]:
+        """The audit hash kept for each of the live `items` (None: not known, e.g. loaded from the store)."""
+        slot_of, hashes = self.columns.slot_of, self.columns.hashes
+        return [hashes[slot] if (slot := slot_of.get(item.id)) is not None else None for item in items]
 
     def at(self, slot: int) -> MemoryItem:
         """The item in column slot `slot` (a live slot)."""
-        return self.items[self.columns.ids[slot]]  # type: ignore[index]
+        return self.columns.items[slot]  # type: ignore[return-value]
 
     def strengths(self, now: float) -> np.ndarray:
         """Current strength of every slot (dead slots included: mask with `columns.alive`)."""
@@ -118,17 +133,17 @@ class ItemIndex:
         columns, n = self.columns, self.columns.used
         return columns.alive[:n] & ~columns.pinned[:n] & (strengths < decay.stale_threshold(self.config))
 
-    def due(self, now: float, strengths: np.ndarray) -> tuple[list[MemoryItem], list[str]]:
-        """The items that must be forgotten now and why ("expired" or "stale"), in slot order."""
+    def due(self, now: float, strengths: np.ndarray) -> tuple[list[MemoryItem], list[str], list[str | None]]:
+        """The items that must be forgotten now, why ("expired" or "stale") and their known audit hashes (see
+        `known_hashes`), in slot order."""
         if not self.config.auto_expire:
-            return [], []
+            return [], [], []
         due, expired = self.columns.due(now, strengths, self.config.forgotten_strength)
         slots = np.flatnonzero(due)
         if len(slots) == 0:
-            return [], []
-        ids, items = self.columns.ids, self.items
-        due_items = [items[ids[slot]] for slot in slots.tolist()]  # type: ignore[index]
-        return due_items, ["expired" if hard else "stale" for hard in expired[slots].tolist()]
+            return [], [], []
+        reasons = _DUE_REASONS[expired[slots].astype(np.intp)].tolist()
+        return self.columns.items[slots].tolist(), reasons, self.columns.hashes[slots].tolist()
 
     def supersession_targets(self, item: MemoryItem, retire_id: str | None) -> list[MemoryItem]:
         """What a new write retires: the item `retire_id` (the write's `supersedes`), then the same key's

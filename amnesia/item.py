@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from amnesia.checks import check_choice, check_time
-from amnesia.durations import parse_duration
+from amnesia.durations import MAX_DURATION_SECONDS, parse_duration
 from amnesia.errors import InvalidInput
 from amnesia.safety import refuse_injection, refuse_secrets
 from amnesia.tokens import count_tokens
@@ -108,23 +108,20 @@ def validate_item(item: MemoryItem, *, max_item_bytes: int) -> None:
     """Checks a fully built item before it is stored. Messages name the field, never the content."""
     if not isinstance(item.content, str):
         raise InvalidInput("content: must be a non-empty string")
-    _check_content(item.content, item.size_bytes, max_item_bytes)
-    check_choice("kind", item.kind, KINDS)
-    check_choice("scope", item.scope, SCOPES)
-    check_choice("source", item.source, SOURCES)
-    _check_fields(item)
+    _check_fields(item, max_item_bytes, choices=True)
 
 
-def _check_content(content: str, size_bytes: int, max_item_bytes: int) -> None:
-    if not content.strip():
+def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool) -> None:
+    """`validate_item`'s checks of a built item whose content is a string; `choices` False skips the kind,
+    scope and source choices (`new_item` has checked them already)."""
+    if not item.content.strip():
         raise InvalidInput("content: must be a non-empty string")
-    if size_bytes > max_item_bytes:
-        raise InvalidInput(f"content: {size_bytes} bytes exceeds max_item_bytes ({max_item_bytes})")
-
-
-def _check_fields(item: MemoryItem) -> None:
-    """`validate_item`'s checks after content, size and the kind/scope/source choices (`new_item` has made
-    those already)."""
+    if item.size_bytes > max_item_bytes:
+        raise InvalidInput(f"content: {item.size_bytes} bytes exceeds max_item_bytes ({max_item_bytes})")
+    if choices:
+        check_choice("kind", item.kind, KINDS)
+        check_choice("scope", item.scope, SCOPES)
+        check_choice("source", item.source, SOURCES)
     check_choice("curve", item.curve, CURVES)
     if item.owner_id is not None and (not isinstance(item.owner_id, str) or not item.owner_id):
         raise InvalidInput(f"owner_id: expected a non-empty string, got {item.owner_id!r}")
@@ -153,6 +150,8 @@ def _check_fields(item: MemoryItem) -> None:
 
 def resolve_ttl(ttl: Any, pin: bool, config: Config) -> float | None:
     """Seconds of shelf life for a write: UNSET -> the default (none for a pin), a duration -> seconds."""
+    if type(ttl) is float and 0.0 < ttl <= MAX_DURATION_SECONDS:  # most writes: nothing to parse
+        return ttl
     if ttl is UNSET:
         return None if pin else config.default_ttl
     if ttl is None:
@@ -191,10 +190,13 @@ def new_item(
     (Every write comes through here: `remember` passes the arguments by position, which is cheaper.)"""
     if not isinstance(content, str):
         raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
-    try:
-        size_bytes = len(content.encode("utf-8"))
-    except UnicodeEncodeError as error:  # lone surrogates: undecodable bytes smuggled into a str
-        raise InvalidInput(f"content: not valid UTF-8 text (character {error.start})") from None
+    if content.isascii():  # one byte per character, and nothing that could fail to encode
+        size_bytes = len(content)
+    else:
+        try:
+            size_bytes = len(content.encode("utf-8"))
+        except UnicodeEncodeError as error:  # lone surrogates: undecodable bytes smuggled into a str
+            raise InvalidInput(f"content: not valid UTF-8 text (character {error.start})") from None
     refuse_secrets(content)
     check_choice("kind", kind, KINDS)
     check_choice("source", source, SOURCES)
@@ -230,7 +232,7 @@ def new_item(
         curve or config.default_curve,  # type: ignore[arg-type]  # curve
         1.0,  # strength
         "active",  # status
-        normalize_tags(tags),  # tags
+        () if tags is None or (type(tags) is tuple and not tags) else normalize_tags(tags),  # tags
         source_ref,  # source_ref
         key.strip() if isinstance(key, str) else key,  # key
         supersedes,  # supersedes
@@ -238,7 +240,5 @@ def new_item(
         count_tokens(content),  # tokens
         size_bytes,  # size_bytes
     )
-    # validate_item's checks, less the kind, scope and source choices made above
-    _check_content(content, size_bytes, config.max_item_bytes)
-    _check_fields(item)
+    _check_fields(item, config.max_item_bytes, choices=False)  # validate_item, less the choices made above
     return item

@@ -31,13 +31,15 @@ class InMemoryStore:
         if_unchanged: bool = False,  # nothing to check: no other process writes to this store
     ) -> list[str]:
         items = self._items.setdefault(workspace_id, {})
-        log = self._audit.setdefault(workspace_id, [])
         deleted: list[str] = []
-        for entry in forget:  # one dict operation per entry: a sweep may forget tens of thousands
-            if items.pop(entry.item_id, None) is not None:
-                log.append(entry)
-                deleted.append(entry.item_id)
-        log.extend(audit)
+        if forget or audit:  # most commits are a write that retires nothing: a save only
+            log = self._audit.setdefault(workspace_id, [])
+            # One dict operation per entry, in comprehensions: a sweep may forget tens of thousands.
+            pop = items.pop
+            gone = [entry for entry in forget if pop(entry.item_id, None) is not None]
+            log.extend(gone)
+            log.extend(audit)
+            deleted = [entry.item_id for entry in gone]
         for item in save:
             items[item.id] = item
         return deleted
