@@ -32,7 +32,9 @@ RULES: tuple[SecretRule, ...] = (
     _rule("api-key", r"\b(?:sk|pk|rk)-(?:[a-z]+-)?[A-Za-z0-9_\-]{20,}", "sk-", "pk-", "rk-"),
     _rule("api-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "sk_", "rk_"),
     _rule("api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b", "aiza"),
-    _rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", "gh"),
+    _rule(
+        "github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", "gh", "github_pat_"
+    ),
     _rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "xox"),
     _rule("bearer-token", r"\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*", "bearer"),
     _rule("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "eyj"),

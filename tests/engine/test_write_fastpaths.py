@@ -1,0 +1,227 @@
+"""The shortcuts `remember` and `sweep` take for speed give exactly what the plain way gives: the ASCII token
+count, the grouped search for the secret rules' literals, the HMAC with its key schedule done once, the
+line-head token count cached per kind/pin/trust, the numpy columns written through memoryviews, and the
+audit hashes computed on write rather than on forget."""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import itertools
+import math
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
+from amnesia.audit import FORGET_REASONS, keyed_hasher
+from amnesia.columns import SCOPE_CODES, ItemColumns
+from amnesia.decay import CURVE_CODES
+from amnesia.errors import NotFound
+from amnesia.item import MemoryItem
+from amnesia.selection import Candidate, render_line, static_line_tokens
+from amnesia.tokens import _CJK, _TOKEN, count_tokens
+
+ASCII = st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    ASCII | st.lists(st.sampled_from(["abcd", "abcde", "x", "_9", " ", "\x1c", "-", "::", "\t"])).map("".join)
+)
+def test_the_ascii_token_count_equals_the_regex_count(text):
+    assert text.isascii()
+    assert count_tokens(text) == len(_TOKEN.findall(text))
+    runs = re.findall(rf"[{_CJK}]|[^\W{_CJK}]+|[^\s\w]", text)
+    assert count_tokens(text) == sum(-(-len(run) // 4) for run in runs)
+
+
+_FRAGMENTS = st.sampled_from(
+    [
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "AKIA",
+        "ASIA1234567890ABCDEF",
+        "sk-",
+        "sk_live_",
+        "rk_test_abcdefghijklmnopq",
+        "pk-abc-",
+        "AIza",
+        "ghp_",
+        "github_pat_",
+        "xoxb-",
+        "Bearer ",
+        "eyJ",
+        "api key",
+        "secret_key",
+        "Access-Token",
+        "auth token",
+        "client secret",
+        "token",
+        "password",
+        "passwd",
+        "pwd",
+        "PIN code",
+        "one-time code",
+        "OTP code",
+        "2fa code",
+        " is ",
+        ": ",
+        "=",
+        "'",
+        "4111 1111 1111 1111",
+        "1234567890123",
+        "a" * 20,
+        "A1b2" * 6,
+        ".",
+        "-",
+        "_",
+        " ",
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_FRAGMENTS | ASCII, max_size=6).map("".join))
+def test_secret_detection_on_ascii_text_equals_running_every_rule(text):
+    from amnesia import safety
+
+    expected = next((rule.name for rule in safety.RULES if rule.pattern.search(text)), None)
+    if expected is None:
+        for match in safety._CARD.finditer(text):
+            digits = "".join(char for char in match.group() if char.isdigit())
+            if 13 <= len(digits) <= 19 and safety._luhn_ok(digits):
+                expected = "payment-card"
+                break
+    assert safety.find_secret_rule(text) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.binary(min_size=0, max_size=150),
+    st.text(max_size=80).filter(lambda t: not re.search("[\ud800-\udfff]", t)),
+)
+def test_the_keyed_hash_is_hmac_sha256(secret, text):
+    expected = hmac.new(secret, text.encode("utf-8"), "sha256").hexdigest()
+    assert keyed_hasher(secret)(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(min_size=1, max_size=30),
+    st.sampled_from(["fact", "preference", "episode", "task-context"]),
+    st.booleans(),
+    st.sampled_from(["user", "tool", "auto"]),
+    st.text(min_size=1, max_size=40),
+)
+def test_the_static_line_count_equals_counting_the_rendered_line(item_id, kind, pinned, source, content):
+    item = MemoryItem(
+        id=item_id,
+        content=content,
+        kind=kind,  # type: ignore[arg-type]
+        pinned=pinned,
+        source=source,  # type: ignore[arg-type]
+        created_at=5.0,
+        tokens=count_tokens(content),
+    )
+    line = render_line(Candidate(item, 1.0), now=item.created_at)  # age 0: "0s", one token
+    assert static_line_tokens(item) == count_tokens(line) - 1
+
+
+def _expected_values(item: MemoryItem) -> tuple:
+    """What the columns must hold for `item`, from its fields (the order of `_column_values`)."""
+    return (
+        True,
+        item.strength,
+        item.last_accessed_at,
+        math.inf if item.ttl is None else item.ttl,
+        math.inf if item.expires_at is None else item.expires_at,
+        item.created_at,
+        CURVE_CODES[item.curve],
+        item.pinned,
+        item.pinned or item.ttl is None,
+        item.tokens,
+        item.size_bytes,
+        SCOPE_CODES[item.scope],
+        item.status == "stale",
+        static_line_tokens(item),
+        item.owner_id,
+        item.id,
+        item.id,
+    )
+
+
+def _column_values(columns: ItemColumns, item_id: str) -> tuple:
+    slot = columns.slot_of[item_id]
+    names = ("alive", "base", "anchor", "ttl", "expires", "created", "curve", "pinned", "no_decay", "tokens")
+    names += ("size", "scope", "marked_stale", "line_tokens")
+    values = tuple(getattr(columns, name)[slot].item() for name in names)
+    owner = int(columns.owner[slot])
+    owner_id = None if owner == -1 else next(k for k, v in columns._owner_codes.items() if v == owner)
+    return (*values, owner_id, columns.ids[slot], columns.items[slot].id)
+
+
+step = st.fixed_dictionaries(
+    {
+        "action": st.sampled_from(
+            ["write", "write", "write", "forget", "touch", "advance", "sweep", "promote"]
+        ),
+        "ttl": st.floats(min_value=60.0, max_value=1e5),
+        "key": st.none() | st.sampled_from(["a", "b"]),
+        "scope": st.sampled_from(["workspace", "session"]),
+        "pin": st.booleans(),
+        "deadline": st.none() | st.floats(min_value=1.0, max_value=1e5),
+        "pick": st.integers(0, 50),
+        "advance": st.floats(min_value=0.0, max_value=5e4),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(step, min_size=1, max_size=25), st.booleans())
+def test_columns_and_audit_hashes_after_any_history_equal_a_fresh_build(steps, restorable):
+    """Slots are reused, columns written through memoryviews, hashes kept from the write: after any history
+    the columns of every live item equal those of an index built afresh from the store, and every forget
+    entry's hash is the HMAC of the forgotten content."""
+    clock = SimulatedClock(0.0)
+    counter = itertools.count()
+    store = InMemoryStore()
+    config = Config(max_store_bytes=10**6, restorable=restorable)
+    engine = Amnesia(store=store, config=config, clock=clock, id_factory=lambda: f"m-{next(counter):04d}")
+    written: dict[str, str] = {}
+    for spec in steps:
+        live = list(engine._index.items)
+        target = live[spec["pick"] % len(live)] if live else None
+        if spec["action"] == "write":
+            deadline = None if spec["pin"] or spec["deadline"] is None else clock.now() + spec["deadline"]
+            view = engine.remember(
+                f"note {len(written)} about {spec['key']}",
+                ttl=spec["ttl"],
+                key=spec["key"],
+                pin=spec["pin"],
+                scope=spec["scope"],
+                owner_id="agent" if spec["scope"] == "session" else None,
+                expires_at=deadline,
+            )
+            written[view.id] = view.content
+        elif spec["action"] == "forget" and target:
+            engine.forget(target)
+        elif spec["action"] == "touch" and target:
+            engine.touch(target)
+        elif spec["action"] == "promote" and target:
+            with contextlib.suppress(NotFound):  # it was due: promote forgets it instead
+                engine.promote(target)
+        elif spec["action"] == "advance":
+            clock.advance(spec["advance"])
+        elif spec["action"] == "sweep":
+            engine.sweep()
+    fresh = Amnesia(store=store, config=config, clock=clock)
+    assert set(fresh._index.items) == set(engine._index.items)
+    for item_id, item in engine._index.items.items():
+        assert _column_values(engine._index.columns, item_id) == _expected_values(item)
+        assert _column_values(fresh._index.columns, item_id) == _expected_values(item)
+    assert engine._index.bytes == fresh._index.bytes
+    digest = keyed_hasher(store.secret)
+    forgets = [entry for entry in store.audit_entries("default") if entry.reason in FORGET_REASONS]
+    for entry in forgets:
+        assert entry.content_hash == digest(written[entry.item_id])
