@@ -15,11 +15,23 @@ Ranking, for one query q over the candidates C (visible, live, not stale):
 
     bm25(d)  = sum over terms t of q: idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))
     idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))        N, df, avgdl over every live item
-    rel(d)   = bm25(d) / max over C of bm25                      in [0, 1]; 0 when no query term is in d
+    M(d)     = the set of query terms that occur in d
+    level(d) = max of bm25(e) over the candidates e with M(e) = M(d)   (the same-terms rule)
+    rel(d)   = level(d) / max over C of bm25                     in [0, 1]; 0 when no query term is in d
     score(d) = w * rel(d) + (1 - w) * strength(d)                w = relevance_weight (default 0.8)
 
 and the block takes pinned items first, then score descending, then the strength order's tie-breaks (last
 access, newest, write order). A query with no indexed term gives rel = 0 everywhere: the strength order.
+
+The same-terms rule: candidates that contain exactly the same query terms are equally relevant, so the
+strength order decides between them. For one-line memories BM25 then differs only by term frequency and
+length, which say little about which line answers the question — and when one line is a restatement of
+another (an update without a key: "codename: Heron" then "codename: Falcon (final, cleared by legal)"),
+length normalisation favours the older, terser version. With the rule, relevance never orders two such
+lines differently from the strength order, so it cannot bring back an older version that the strength
+order keeps below the newer one. Candidates whose matched terms differ are still ordered by BM25: when a
+question's words occur only in the older line, the older line ranks first (no lexical rule can tell an
+update from a different fact there; keys, `supersedes` and ttls decide which version is alive).
 """
 
 from __future__ import annotations
@@ -128,6 +140,30 @@ class RelevanceIndex:
             scores[slots] += idf * frequency * (K1 + 1.0) / (frequency + norm)
         return scores
 
+    def same_terms_best(
+        self, query_terms: Iterable[str], slots: np.ndarray, scores: np.ndarray
+    ) -> np.ndarray:
+        """For each of `slots`, the largest of `scores` over the `slots` that contain exactly the same query
+        terms. Sets are compared exactly: one bit per distinct query term, 64 to a word."""
+        if not len(slots):
+            return np.zeros(0)
+        unique = list(dict.fromkeys(query_terms))
+        words = max(1, -(-len(unique) // 64))
+        bits = np.zeros((words, len(scores)), dtype=np.uint64)
+        for position, term in enumerate(unique):
+            holders = self.postings.get(term)
+            if holders:
+                held = np.frombuffer(holders.slots, dtype=np.int64)
+                bits[position // 64, held] |= np.uint64(1 << (position % 64))
+        rows = bits[:, slots]
+        order = np.argsort(rows[0]) if words == 1 else np.lexsort(rows)  # equal sets end up side by side
+        ordered = rows[:, order]
+        starts = np.flatnonzero(np.r_[True, (ordered[:, 1:] != ordered[:, :-1]).any(axis=0)])
+        best = np.maximum.reduceat(scores[slots[order]], starts)
+        result = np.empty(len(slots), dtype=np.float64)
+        result[order] = np.repeat(best, np.diff(np.r_[starts, len(slots)]))
+        return result
+
     def matched(self, query_terms: Iterable[str], slot: int) -> list[str]:
         """The query terms that occur in the item in `slot`."""
         postings = self.postings
@@ -146,6 +182,7 @@ class Ranking:
 
     query_terms: tuple[str, ...]
     bm25: np.ndarray  # per slot
+    level: np.ndarray  # per slot: the largest bm25 among the candidates that match the same query terms
     best: float  # the largest bm25 among the candidates (0: nothing matched)
     keys: np.ndarray  # per slot: w * rel + (1 - w) * strength
     weight: float
@@ -162,9 +199,11 @@ class Ranking:
             )
         words = index.matched(self.query_terms, slot)
         shown = ", ".join(words[:MATCHED_SHOWN]) + (", …" if len(words) > MATCHED_SHOWN else "")
+        level = float(self.level[slot])
+        lifted = f", {level:.2f} for the same matched terms" if level > raw else ""
         return (
-            f"{first}bm25 {raw:.2f} of best {self.best:.2f} (matched: {shown}): score "
-            f"{self.weight:.2f}·{raw / self.best:.3f} + {share:.2f}·strength {strength:.3f} = "
+            f"{first}bm25 {raw:.2f}{lifted} of best {self.best:.2f} (matched: {shown}): score "
+            f"{self.weight:.2f}·{level / self.best:.3f} + {share:.2f}·strength {strength:.3f} = "
             f"{float(self.keys[slot]):.3f}"
         )
 
@@ -177,6 +216,10 @@ def rank(
     bm25 = index.bm25(query_terms, len(strengths))
     best = float(bm25[candidates].max()) if len(candidates) else 0.0
     keys = (1.0 - weight) * strengths
+    level = bm25
     if best > 0.0:
-        keys = keys + weight * (bm25 / best)
-    return Ranking(query_terms, bm25, best, keys, weight)
+        hit = candidates[bm25[candidates] > 0.0]
+        level = np.zeros_like(bm25)
+        level[hit] = index.same_terms_best(query_terms, hit, bm25)
+        keys = keys + weight * (level / best)
+    return Ranking(query_terms, bm25, level, best, keys, weight)

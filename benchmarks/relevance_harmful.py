@@ -4,10 +4,12 @@
 On these tasks the old and the new version of a fact share the question's words, so a relevance order could
 prefer the old one where the budget holds only one. Per budget it prints, for each arm, the stale-error rate
 of the scored answers and, model-free, how many probes had a stale value in the injected block; then the
-probes where relevance mode put a stale value in the block that strength mode kept out ("brought back") and
-the reverse. Exits 1 if relevance mode brings back any stale value that strength mode keeps out.
+probes where relevance mode put a stale value in the block that strength mode kept out ("brought back", with
+both blocks' lines on stderr) and the reverse. Exits 1 if relevance mode brings back any stale value that
+strength mode keeps out, at any budget. The default sweep runs down to one-line blocks (50-70 tokens: room
+for a single memory), where the order alone decides which version the model sees.
 
-    python benchmarks/relevance_harmful.py                       # budgets 2000, 200, 100, 70
+    python benchmarks/relevance_harmful.py                       # budgets 2000, 200, 100, 80, 70, 60, 50, 40
     python benchmarks/relevance_harmful.py --budgets 2000,150 --tasks tasks/harmful
 
 Scripted model, seed 0: the runs are deterministic.
@@ -25,6 +27,7 @@ from tasks.logschema import read_log
 from tasks.scoring import asserted_values
 
 ARMS = ("amnesia", "amnesia-relevance")
+BUDGETS = "2000,200,100,80,70,60,50,40"  # down to one-line blocks: there the order alone picks the version
 Probe = tuple[str, int, int]  # task id, session index, turn index
 
 
@@ -50,7 +53,7 @@ def probe_outcomes(run_dir: Path, arm: str) -> dict[Probe, tuple[bool, bool, str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default="tasks/harmful")
-    parser.add_argument("--budgets", default="2000,200,100,70", help="comma-separated token budgets")
+    parser.add_argument("--budgets", default=BUDGETS, help="comma-separated token budgets")
     args = parser.parse_args(argv)
     try:
         budgets = [int(part) for part in args.budgets.split(",")]
@@ -78,8 +81,12 @@ def main(argv: list[str] | None = None) -> int:
             cells += [f"{sum(o[1] for o in outcome.values())}/{probes}" for outcome in (strength, relevance)]
             cells += [str(len(brought_back)), str(len(kept_out)), f"{differ}/{probes}"]
             print(f"| {budget} | " + " | ".join(cells) + " |")
-            for task_id, session, turn in brought_back:
+            for probe in brought_back:
+                task_id, session, turn = probe
                 print(f"  brought back: {task_id} session {session} turn {turn}", file=sys.stderr)
+                for arm, outcome in zip(ARMS, (strength, relevance), strict=True):
+                    for line in outcome[probe][2].splitlines()[1:]:
+                        print(f"    {arm}: {line}", file=sys.stderr)
     return 1 if brought_back_total else 0
 
 

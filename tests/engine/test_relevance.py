@@ -103,6 +103,28 @@ def test_bm25_matches_the_textbook_formula() -> None:
     assert scores[2] == 0.0
 
 
+def test_an_unkeyed_restatement_outranks_the_version_it_replaces_in_a_one_line_block() -> None:
+    """A -> B -> A without keys: the three lines match the question on the same terms, so the strength order
+    decides between them (BM25 alone prefers the two terser, older lines)."""
+    engine, clock = make(injection_order="relevance")
+    falcon = engine.remember("Q3 release codename: Falcon.", ttl="60d").id
+    clock.advance(2 * DAY)
+    heron = engine.remember("Q3 release codename: Heron.", ttl="60d").id
+    clock.advance(3 * DAY)
+    final = engine.remember("Q3 release codename: Falcon (final, cleared by legal).", ttl="60d").id
+    clock.advance(3 * DAY)
+    question = "What codename goes on the Q3 release banner?"
+    assert (
+        block_ids(engine.preview(50, query=question).block) == [final] == block_ids(engine.preview(50).block)
+    )
+    decisions = engine.preview(query=question).decisions
+    assert [d.id for d in decisions] == [final, heron, falcon]
+    assert decisions[0].why.startswith("bm25 0.34, 0.44 for the same matched terms of best 0.44 (matched: ")
+    assert decisions[1].why.startswith("bm25 0.44 of best 0.44 (matched: codename, q3, release)")
+    scores = [float(d.why.rsplit("= ", 1)[1]) for d in decisions]
+    assert scores == pytest.approx([0.8 + 0.2 * d.strength for d in decisions], abs=2e-3)
+
+
 def test_cjk_queries_rank_by_bigrams() -> None:
     engine, _ = make(injection_order="relevance")
     engine.remember("部署脚本在这里。", ttl="30d")
@@ -200,3 +222,60 @@ def test_the_strength_order_ignores_the_query(memories: list[tuple], query: str)
     assert engine._index.relevance is None  # nothing is indexed for the default order
     with_query, without = engine.preview(80, query=query), engine.preview(80)
     assert with_query == without and with_query.order == "strength" and with_query.query is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(operation, max_size=40), texts)
+def test_memories_that_match_the_same_query_terms_keep_the_strength_order(
+    operations: list[tuple], query: str
+) -> None:
+    """The same-terms rule, after any history: two candidates containing exactly the same query terms are in
+    the same order in the relevance order as in the strength order — so of two versions of a line that the
+    question matches alike, relevance never puts the one that the strength order ranks lower first."""
+    engine, clock = make(injection_order="relevance", renew_on_inject="full")
+    written: list[str] = []
+    for op in operations:
+        if op[0] == "remember":
+            written.append(engine.remember(op[1], ttl=None if op[3] else op[2], pin=op[3]).id)
+        elif op[0] == "forget" and written:
+            engine.forget(written[op[1] % len(written)])
+        elif op[0] == "advance":
+            clock.advance(op[1])
+        elif op[0] == "select":
+            engine.select_for_injection(op[2], query=op[1])  # renews what it injects: strengths diverge
+    by_relevance = [d.id for d in engine.preview(10**6, query=query).decisions]
+    by_strength = [d.id for d in engine.preview(10**6).decisions]
+    assert sorted(by_relevance) == sorted(by_strength)
+    asked = set(terms(query))
+    contents = {item.id: item.content for item in engine._items.values()}
+    matched = {item_id: frozenset(asked & set(terms(contents[item_id]))) for item_id in by_relevance}
+    strength_rank = {item_id: rank for rank, item_id in enumerate(by_strength)}
+    for position, first in enumerate(by_relevance):
+        for later in by_relevance[position + 1 :]:
+            if matched[first] and matched[first] == matched[later]:
+                assert strength_rank[first] < strength_rank[later]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 149), min_size=1, max_size=12), min_size=1, max_size=30),
+    st.lists(st.integers(0, 149), min_size=1, max_size=150),
+)
+def test_same_terms_best_groups_exactly_by_the_matched_query_terms(
+    documents: list[list[int]], query: list[int]
+) -> None:
+    """Queries of more than 64 distinct terms included (the bit sets then span several words)."""
+    word = [f"w{n}x" for n in range(150)]  # stemming leaves these alone
+    index = RelevanceIndex()
+    for slot, document in enumerate(documents):
+        index.add(slot, " ".join(word[n] for n in document))
+    query_terms = terms(" ".join(word[n] for n in query))
+    scores = index.bm25(query_terms, len(documents))
+    slots = np.flatnonzero(scores > 0)
+    best = index.same_terms_best(query_terms, slots, scores)
+    sets = {
+        slot: frozenset(query_terms) & set(terms(" ".join(word[n] for n in documents[slot])))
+        for slot in slots
+    }
+    expected = [max(scores[other] for other in slots if sets[other] == sets[slot]) for slot in slots]
+    assert best.tolist() == expected
