@@ -8,8 +8,9 @@ from a partial read. Several run folders of one design (e.g. several seeds) load
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,35 @@ def model_label(described: dict[str, Any]) -> str:
     return f"{name}+epoch{described['cache_epoch']}" if described.get("cache_epoch") else name
 
 
+class TaskSpecs(Mapping[str, dict[str, Any]]):
+    """task id -> the task as its task_start logged it, kept as compact JSON text and decoded on each access
+    (a fresh dict): a task's dict costs ~10 KB of Python objects, its JSON a fifth of that, and a report
+    reads each task a few times at most."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+
+    def add(self, task: dict[str, Any]) -> None:
+        """Keep `task` under its id unless a task of that id is kept already."""
+        if task["id"] not in self._texts:
+            self._texts[task["id"]] = _COMPACT.encode(task)
+
+    def __getitem__(self, task_id: str) -> dict[str, Any]:
+        return json.loads(self._texts[task_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._texts
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 @dataclass
 class RunData:
     """Everything a report needs, one tidy frame per record family."""
@@ -67,7 +97,7 @@ class RunData:
     injections: pd.DataFrame  # one row per injection
     probes: pd.DataFrame  # one row per probe
     memory: pd.DataFrame  # one row per memory_write/touch/forget/refused
-    task_specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> task dict
+    task_specs: Mapping[str, dict[str, Any]] = field(default_factory=dict)  # task id -> task (TaskSpecs)
     arm_configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # arm -> describe()
 
     @property
@@ -198,8 +228,33 @@ COLUMNS = {
 }
 
 
-def _frame(rows: list[dict[str, Any]], family: str) -> pd.DataFrame:
-    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=COLUMNS[family])
+class _Columns:
+    """One record family's rows kept column by column — a list per column rather than a dict per row — with
+    equal strings and tuples stored once across the whole load (`shared`): a label, an item id or a memory
+    block repeated over turns, arms and tasks costs one pointer per row. Same frame as from the rows."""
+
+    def __init__(self, family: str, shared: dict[Any, Any]) -> None:
+        self.family = family
+        self.columns: dict[str, list[Any]] = {}
+        self._shared = shared
+
+    def extend(self, rows: list[dict[str, Any]]) -> None:
+        shared = self._shared
+        for row in rows:
+            if not self.columns:
+                self.columns = {name: [] for name in row}
+            for name, value in row.items():
+                if type(value) is str:
+                    value = shared.setdefault(value, value)
+                elif type(value) is tuple:
+                    with contextlib.suppress(TypeError):  # a tuple holding a list stays as it is
+                        value = shared.setdefault(value, value)
+                self.columns[name].append(value)
+
+    def frame(self) -> pd.DataFrame:
+        if not self.columns:
+            return pd.DataFrame(columns=COLUMNS[self.family])
+        return pd.DataFrame(self.columns)
 
 
 def expand_run_dirs(run_dirs: Sequence[Path | str]) -> list[Path]:
@@ -245,9 +300,10 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
         if set(run.manifest.get("arms", {})) != set(first.manifest.get("arms", {})):
             raise ReportInputError(f"{run.path}/manifest.json: arms: differ from {first.path}")
     _refuse_duplicates(runs)
-    families: dict[str, list[dict[str, Any]]] = {"calls": [], "injections": [], "probes": [], "memory": []}
+    shared: dict[Any, Any] = {}
+    families = {name: _Columns(name, shared) for name in ("calls", "injections", "probes", "memory")}
     task_rows: list[dict[str, Any]] = []
-    task_specs: dict[str, dict[str, Any]] = {}
+    task_specs = TaskSpecs()
     arm_configs: dict[str, dict[str, Any]] = {}
     for run in runs:
         logs = run.path / "logs"
@@ -262,7 +318,7 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
                 records = read_log_file(path)
                 start, end = records[0], records[-1]
                 task = start["task"]
-                task_specs.setdefault(task["id"], task)
+                task_specs.add(task)
                 task_sets.setdefault(arm, set()).add(task["id"])
                 for family, rows in _rows(records, run.index, task).items():
                     families[family].extend(rows)
@@ -296,10 +352,10 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
     return RunData(
         runs=runs,
         tasks=pd.DataFrame(task_rows),
-        calls=_frame(families["calls"], "calls"),
-        injections=_frame(families["injections"], "injections"),
-        probes=_frame(families["probes"], "probes"),
-        memory=_frame(families["memory"], "memory"),
+        calls=families["calls"].frame(),
+        injections=families["injections"].frame(),
+        probes=families["probes"].frame(),
+        memory=families["memory"].frame(),
         task_specs=task_specs,
         arm_configs=arm_configs,
     )

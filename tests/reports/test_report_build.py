@@ -58,3 +58,19 @@ def test_report_prints_its_phases_on_stderr_unless_no_progress(write_run, tmp_pa
     quiet = runner.invoke(app, ["report", str(run), "--resamples", "100", "--no-progress"])
     assert quiet.exit_code == 0 and quiet.stderr == ""
     assert quiet.stdout.startswith("report written to")
+
+
+def test_the_loaded_tasks_are_the_tasks_the_logs_started_with(write_run, tmp_path):
+    import json
+
+    from reports.logread import load_runs
+
+    run = write_run(tmp_path / "run")
+    specs = load_runs([run]).task_specs
+    logged = {}
+    for path in sorted((run / "logs").rglob("*.jsonl")):
+        task = json.loads(path.read_text(encoding="utf-8").split("\n", 1)[0])["task"]
+        logged.setdefault(task["id"], task)
+    assert dict(specs) == logged and list(specs) == list(logged) and len(specs) == 4
+    assert specs["harmful/drink"] is not specs["harmful/drink"]  # a fresh dict each time: callers may edit it
+    assert "no/such-task" not in specs
