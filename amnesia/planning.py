@@ -17,12 +17,15 @@ import numpy as np
 
 from amnesia import decay, relevance
 from amnesia.checks import check_count
+from amnesia.durations import format_duration
 from amnesia.selection import Candidate, Selection, duration_tokens, fill_budget
+from amnesia.tokens import count_tokens
 
 if TYPE_CHECKING:
     from amnesia.index import ItemIndex
 
 HEAD_CANDIDATES = 1024  # injection candidates sorted up front; the rest only if the budget still has room
+SMALL_STORE = 32  # up to this many slots, a selection is planned without numpy (`_plan_small`)
 
 
 def resolve_budget(budget_tokens: Any, default: int) -> int:
@@ -47,6 +50,8 @@ def plan_injection(
     config, columns = index.config, index.columns
     visible = columns.visible(owner_id, include_workspace)
     n = columns.used
+    if n <= SMALL_STORE and not (index.relevance is not None and query):
+        return _plan_small(index, strengths, visible, budget, now)
     stale = visible & (strengths < decay.stale_threshold(config)) & ~columns.pinned[:n]
     excluded = {"stale": int(stale.sum()), "invisible": len(index) - int(visible.sum())}
     if not config.prompt_section_enabled:
@@ -71,6 +76,33 @@ def plan_injection(
     return selection, excluded
 
 
+def _plan_small(
+    index: ItemIndex, strengths: np.ndarray, visible: np.ndarray, budget: int, now: float
+) -> tuple[Selection, dict[str, int]]:
+    """`plan_injection` in the strength order over a store of at most SMALL_STORE slots, in plain Python:
+    numpy's per-call overhead is most of the work there. The same masks, the same order (pinned, strength,
+    last access, newest, write order; float arithmetic as numpy's) and the same costs (a test checks)."""
+    config, columns = index.config, index.columns
+    n = len(visible)
+    shown, pinned = visible.tolist(), columns.pinned[:n].tolist()
+    strength = strengths.tolist()
+    threshold = decay.stale_threshold(config)
+    stale = [shown[s] and strength[s] < threshold and not pinned[s] for s in range(n)]
+    excluded = {"stale": sum(stale), "invisible": len(index) - sum(shown)}
+    if not config.prompt_section_enabled:
+        return fill_budget((), np.zeros(0), budget, now), excluded
+    anchor, created = columns.anchor[:n].tolist(), columns.created[:n].tolist()
+    seq, line_tokens = columns.seq[:n].tolist(), columns.line_tokens[:n].tolist()
+    ordered = sorted(
+        (s for s in range(n) if shown[s] and not stale[s]),
+        key=lambda s: (-(strength[s] + 2.0 * pinned[s]), -anchor[s], -created[s], seq[s]),
+    )
+    costs = [line_tokens[s] + count_tokens(format_duration(max(0.0, now - created[s]))) for s in ordered]
+    selection = fill_budget(_LazyCandidates(index, ordered, strengths, None), costs, budget, now)
+    excluded["not_reached"] = selection.not_reached
+    return selection, excluded
+
+
 def _fill(
     index: ItemIndex,
     ordered: np.ndarray,
@@ -89,9 +121,14 @@ class _LazyCandidates(Sequence[Candidate]):
     """Candidates in injection order, built only as far as the budget walk gets (usually a few hundred)."""
 
     def __init__(
-        self, index: ItemIndex, slots: np.ndarray, strengths: np.ndarray, ranking: relevance.Ranking | None
+        self,
+        index: ItemIndex,
+        slots: np.ndarray | list[int],
+        strengths: np.ndarray,
+        ranking: relevance.Ranking | None,
     ) -> None:
         self._index, self._slots, self._strengths, self._ranking = index, slots, strengths, ranking
+        self._built: dict[int, Candidate] = {}  # fill_budget asks for the same candidates more than once
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -99,6 +136,12 @@ class _LazyCandidates(Sequence[Candidate]):
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
+        built = self._built.get(index)
+        if built is None:
+            built = self._built[index] = self._build(index)
+        return built
+
+    def _build(self, index: int) -> Candidate:
         slot = self._slots[index]
         item = self._index.items[self._index.columns.ids[slot]]  # type: ignore[index]  # inline: hot loop
         strength = float(self._strengths[slot])
