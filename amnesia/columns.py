@@ -22,7 +22,11 @@ class ItemColumns:
         self.auto_expire = auto_expire  # whether unpinned items are ever forgotten (forget_times)
         self.rank_only = rank_only  # decay_mode "rank": decay orders, only a hard expires_at forgets
         self.used = 0  # slots in use or freed: the arrays' meaningful prefix
+        # The slot of every live id. `remove_slots` leaves the entries of the ids it frees in place (a sweep
+        # then deletes thousands of items without one dict deletion each): such a stale entry is recognised
+        # by `ids[slot]` no longer naming its id, and stale entries are purged once they outnumber the live.
         self.slot_of: dict[str, int] = {}
+        self._stale = 0  # stale entries in slot_of
         self._free: list[int] = []
         self._owner_codes: dict[str, int] = {}
         self._next_seq = 0
@@ -85,7 +89,7 @@ class ItemColumns:
         )
 
     def __len__(self) -> int:
-        return len(self.slot_of)
+        return len(self.slot_of) - self._stale
 
     def owner_code(self, owner_id: str | None) -> int:
         if owner_id is None:
@@ -96,6 +100,9 @@ class ItemColumns:
         """Write `item`'s fields into its slot (a new id gets a new slot and the next write-order number)."""
         slot = self.slot_of.get(item.id)
         new = slot is None
+        if not new and self.ids[slot] != item.id:  # a stale entry: the id was removed, and comes back
+            self._stale -= 1
+            new = True
         if new:
             slot = self._new_slot(item.id)  # may grow the arrays: the writers are taken after it
         self.items[slot] = item
@@ -152,12 +159,24 @@ class ItemColumns:
         return slot
 
     def remove_many(self, item_ids: list[str]) -> np.ndarray:
-        """Free the slots of `item_ids`; returns them (their numeric values stay until a slot is reused)."""
+        """Free the slots of the live `item_ids`; returns them (their numeric values stay until reused)."""
         slots = np.fromiter(map(self.slot_of.pop, item_ids), dtype=np.intp, count=len(item_ids))
+        self._free_slots(slots)
+        return slots
+
+    def remove_slots(self, slots: np.ndarray) -> None:
+        """Free live `slots` (known to the caller: a sweep), leaving their ids' slot_of entries stale."""
+        self._free_slots(slots)
+        self._stale += len(slots)
+        if self._stale > len(self) + 1024:  # purge: amortised, one pass per as many removals
+            ids = self.ids[: self.used].tolist()
+            self.slot_of = {item_id: slot for slot, item_id in enumerate(ids) if item_id is not None}
+            self._stale = 0
+
+    def _free_slots(self, slots: np.ndarray) -> None:
         self.alive[slots] = False
         self.ids[slots] = self.items[slots] = self.hashes[slots] = None  # the items' content goes with them
         self._free.extend(slots.tolist())
-        return slots
 
     def strengths(self, now: float, decay_k: float, auto_expire: bool) -> np.ndarray:
         n = self.used

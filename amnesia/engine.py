@@ -106,7 +106,8 @@ class Amnesia:
         source_ref: dict[str, Any] | None = None,
     ) -> views.MemoryView:
         """Plug a memory in. `ttl` is seconds or a duration string ("7d"); None only with pin=True."""
-        self._sync()
+        if self.store.changed_externally():  # _sync, inline: every write asks
+            self._load()
         now = self.clock.now()
         item = new_item(  # by position: 17 keywords cost a microsecond of matching names on every write
             self.config,
@@ -136,7 +137,9 @@ class Amnesia:
         planned again on a fresh load."""
         for _ in range(WRITE_ATTEMPTS):
             retired = self._index.supersession_targets(item, retire_id)
-            evicted = self._make_room(item, retired, now)
+            index = self._index
+            fits = not retired and index.bytes + item.size_bytes <= self.config.max_store_bytes
+            evicted = [] if fits else self._make_room(item, retired, now)  # (fits: what _make_room would say)
             try:
                 return self._write(item, retired, evicted, now)
             except StoreConflict:
@@ -163,7 +166,7 @@ class Amnesia:
         deleted = self.store.commit(self.workspace_id, forget=entries, save=[item], if_unchanged=True)
         if entries:
             kept = set(deleted)
-            self._after_forget([e for e in entries if e.item_id in kept])
+            self._after_forget([e for e in entries if e.item_id in kept], deleted)
         # Hashed now, while it is written, so that forgetting it later (most often in a sweep, with thousands
         # of others) only looks its hash up.
         self._index.add(item, self._auditor.hash(item.content))
@@ -215,26 +218,33 @@ class Amnesia:
         reason: str | Sequence[str],
         now: float,
         hashes: Sequence[str | None] | None = None,
+        slots: np.ndarray | None = None,
     ) -> list[str]:
         """Forget live `items` (audited, then deleted); `hashes`: their known audit hashes (default: looked
-        up). Returns the ids deleted."""
+        up); `slots`: their column slots, if known. Returns the ids deleted."""
         if not items:
             return []
-        reasons = [reason] * len(items) if isinstance(reason, str) else list(reason)
+        reasons = [reason] * len(items) if isinstance(reason, str) else reason
         if hashes is None:
             hashes = self._index.known_hashes(items)
         entries = self._auditor.forgets(items, reasons, now, hashes)
         deleted = self.store.commit(self.workspace_id, forget=entries)
         if len(deleted) != len(entries):  # another process forgot some first
             kept = set(deleted)
+            if slots is not None:
+                slots = slots[[e.item_id in kept for e in entries]]
             entries = [e for e in entries if e.item_id in kept]
-        self._after_forget(entries)
-        return [e.item_id for e in entries]
+        self._after_forget(entries, deleted, slots)
+        return deleted
 
-    def _after_forget(self, entries: Sequence[AuditEntry]) -> None:
+    def _after_forget(
+        self, entries: Sequence[AuditEntry], deleted: list[str], slots: np.ndarray | None = None
+    ) -> None:
+        """Drop what the store deleted (`deleted`: the ids of `entries`, in their order; `slots`: their
+        slots, if known) and announce it."""
         if not entries:  # most writes retire nothing: skip the column update
             return
-        self._index.remove([entry.item_id for entry in entries])
+        self._index.remove(deleted, slots)
         if self._events.has_listeners("forgotten"):
             for entry in entries:
                 self._events.emit("forgotten", entry.brief())
@@ -242,11 +252,11 @@ class Amnesia:
     def _forget_due(self, now: float) -> tuple[np.ndarray, list[str], dict[str, int]]:
         """Forget every due item; returns the strengths (dead slots: see `alive`), ids and reason counts."""
         strengths = self._index.strengths(now)
-        due_items, reasons, hashes = self._index.due(now, strengths)
-        if not due_items:
+        due = self._index.due(now, strengths)
+        if not due.items:
             return strengths, [], {}
-        forgotten = self._forget_items(due_items, reasons, now, hashes)
-        counts = {why: reasons.count(why) for why in ("expired", "stale") if why in reasons}
+        forgotten = self._forget_items(due.items, due.reasons, now, due.hashes, due.slots)
+        counts = {why: due.reasons.count(why) for why in ("expired", "stale") if why in due.reasons}
         return strengths, forgotten, counts
 
     def _live(self, item_id: str, now: float) -> MemoryItem | None:

@@ -6,9 +6,10 @@ and then tells the index what changed."""
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -68,6 +69,15 @@ class ForgetFilter:
 _DUE_REASONS = np.array(["stale", "expired"], dtype=object)
 
 
+class DueItems(NamedTuple):
+    """What `ItemIndex.due` finds, index by index."""
+
+    items: list[MemoryItem]
+    reasons: list[str]  # "expired" (idle a whole ttl, or past its deadline) or "stale" (decayed out)
+    hashes: list[str | None]  # the audit hash kept from the write (see `known_hashes`)
+    slots: np.ndarray  # column slots
+
+
 class ItemIndex:
     """Live items by id (write order), ids by key, numpy columns, and the total content bytes."""
 
@@ -101,23 +111,28 @@ class ItemIndex:
         if previous is None and self.relevance is not None:
             self.relevance.add(slot, item.content)
 
-    def remove(self, item_ids: list[str]) -> None:
-        """Drop items the store has deleted."""
+    def remove(self, item_ids: list[str], slots: np.ndarray | None = None) -> None:
+        """Drop items the store has deleted (`slots`: their column slots, in the same order, if known)."""
         # C-level passes (map, numpy) rather than one Python loop doing all: a sweep may remove tens of
         # thousands.
-        removed = list(map(self.items.pop, item_ids))
-        if self.ids_by_key:  # no item ever had a key: nothing to drop
+        if not self.ids_by_key and self.relevance is None:  # no key ever written, no BM25: just drop them
+            deque(map(self.items.pop, item_ids), maxlen=0)
+        else:
+            removed = list(map(self.items.pop, item_ids))
             for item in [item for item in removed if item.key is not None]:
                 self.ids_by_key[item.key].discard(item.id)
-        if self.relevance is not None:
-            for item in removed:
-                self.relevance.remove(self.columns.slot_of[item.id], item.content)
-        slots = self.columns.remove_many(item_ids)
+            if self.relevance is not None:
+                for item in removed:
+                    self.relevance.remove(self.columns.slot_of[item.id], item.content)
+        if slots is None:
+            slots = self.columns.remove_many(item_ids)
+        else:
+            self.columns.remove_slots(slots)
         self.bytes -= int(self.columns.size[slots].sum())  # the freed slots keep their values until reused
 
     def known_hashes(self, items: Sequence[MemoryItem]) -> list[str | None]:
         """The audit hash kept for each of the live `items` (None: not known, e.g. loaded from the store)."""
-        slot_of, hashes = self.columns.slot_of, self.columns.hashes
+        slot_of, hashes = self.columns.slot_of, self.columns.hashes  # slot_of is right for every live id
         return [hashes[slot] if (slot := slot_of.get(item.id)) is not None else None for item in items]
 
     def at(self, slot: int) -> MemoryItem:
@@ -133,17 +148,16 @@ class ItemIndex:
         columns, n = self.columns, self.columns.used
         return columns.alive[:n] & ~columns.pinned[:n] & (strengths < decay.stale_threshold(self.config))
 
-    def due(self, now: float, strengths: np.ndarray) -> tuple[list[MemoryItem], list[str], list[str | None]]:
-        """The items that must be forgotten now, why ("expired" or "stale") and their known audit hashes (see
-        `known_hashes`), in slot order."""
+    def due(self, now: float, strengths: np.ndarray) -> DueItems:
+        """The items that must be forgotten now, in slot order."""
         if not self.config.auto_expire:
-            return [], [], []
+            return DueItems([], [], [], np.zeros(0, dtype=np.intp))
         due, expired = self.columns.due(now, strengths, self.config.forgotten_strength)
         slots = np.flatnonzero(due)
-        if len(slots) == 0:
-            return [], [], []
         reasons = _DUE_REASONS[expired[slots].astype(np.intp)].tolist()
-        return self.columns.items[slots].tolist(), reasons, self.columns.hashes[slots].tolist()
+        return DueItems(
+            self.columns.items[slots].tolist(), reasons, self.columns.hashes[slots].tolist(), slots
+        )
 
     def supersession_targets(self, item: MemoryItem, retire_id: str | None) -> list[MemoryItem]:
         """What a new write retires: the item `retire_id` (the write's `supersedes`), then the same key's

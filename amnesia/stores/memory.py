@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import repeat
+from operator import attrgetter
 
 from amnesia.audit import FORGET_REASONS, AuditEntry, new_secret
 from amnesia.item import MemoryItem
+
+_ITEM_ID = attrgetter("item_id")
 
 
 class InMemoryStore:
@@ -34,12 +38,15 @@ class InMemoryStore:
         deleted: list[str] = []
         if forget or audit:  # most commits are a write that retires nothing: a save only
             log = self._audit.setdefault(workspace_id, [])
-            # One dict operation per entry, in comprehensions: a sweep may forget tens of thousands.
-            pop = items.pop
-            gone = [entry for entry in forget if pop(entry.item_id, None) is not None]
+            # C-level passes (map): a sweep may forget tens of thousands.
+            deleted = list(map(_ITEM_ID, forget))
+            found = list(map(items.pop, deleted, repeat(None)))
+            gone = list(forget)
+            if not all(found):  # some were gone already (another engine on this store forgot them)
+                gone = [entry for entry, item in zip(gone, found, strict=True) if item is not None]
+                deleted = [entry.item_id for entry in gone]
             log.extend(gone)
             log.extend(audit)
-            deleted = [entry.item_id for entry in gone]
         for item in save:
             items[item.id] = item
         return deleted
