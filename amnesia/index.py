@@ -70,12 +70,10 @@ _DUE_REASONS = np.array(["stale", "expired"], dtype=object)
 
 
 class DueItems(NamedTuple):
-    """What `ItemIndex.due` finds, index by index."""
+    """What `ItemIndex.due` finds: the column slots of the items to forget now, in slot order, and why."""
 
-    items: list[MemoryItem]
+    slots: np.ndarray
     reasons: list[str]  # "expired" (idle a whole ttl, or past its deadline) or "stale" (decayed out)
-    hashes: list[str | None]  # the audit hash kept from the write (see `known_hashes`)
-    slots: np.ndarray  # column slots
 
 
 class ItemIndex:
@@ -149,15 +147,16 @@ class ItemIndex:
         return columns.alive[:n] & ~columns.pinned[:n] & (strengths < decay.stale_threshold(self.config))
 
     def due(self, now: float, strengths: np.ndarray) -> DueItems:
-        """The items that must be forgotten now, in slot order."""
+        """The items that must be forgotten now (see `at_slots` for the items themselves)."""
         if not self.config.auto_expire:
-            return DueItems([], [], [], np.zeros(0, dtype=np.intp))
+            return DueItems(np.zeros(0, dtype=np.intp), [])
         due, expired = self.columns.due(now, strengths, self.config.forgotten_strength)
         slots = np.flatnonzero(due)
-        reasons = _DUE_REASONS[expired[slots].astype(np.intp)].tolist()
-        return DueItems(
-            self.columns.items[slots].tolist(), reasons, self.columns.hashes[slots].tolist(), slots
-        )
+        return DueItems(slots, _DUE_REASONS[expired[slots].astype(np.intp)].tolist())
+
+    def at_slots(self, slots: np.ndarray) -> tuple[list[MemoryItem], list[str | None]]:
+        """The items in live `slots` and their known audit hashes (see `known_hashes`)."""
+        return self.columns.items[slots].tolist(), self.columns.hashes[slots].tolist()
 
     def supersession_targets(self, item: MemoryItem, retire_id: str | None) -> list[MemoryItem]:
         """What a new write retires: the item `retire_id` (the write's `supersedes`), then the same key's

@@ -14,6 +14,9 @@ from amnesia.item import MemoryItem
 @runtime_checkable
 class Store(Protocol):
     secret: bytes  # HMAC key of the audit's content hashes (persisted by durable stores)
+    # Optional, not part of the protocol's checks: `forget_chunk = N` on a store whose commits are cheap lets
+    # the engine forget a large sweep in commits of N items (faster: each chunk stays in the CPU cache).
+    # Without it every sweep is one commit.
 
     def load_items(self, workspace_id: str) -> list[MemoryItem]:
         """Live items of the workspace, in write order."""

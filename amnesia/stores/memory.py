@@ -17,6 +17,8 @@ _ITEM_ID = attrgetter("item_id")
 
 
 class InMemoryStore:
+    forget_chunk = 512  # commits cost nothing here: the engine forgets in cache-sized chunks (see base.py)
+
     def __init__(self, *, secret: bytes | None = None) -> None:
         self.secret = secret if secret is not None else new_secret()
         self._items: dict[str, dict[str, MemoryItem]] = {}

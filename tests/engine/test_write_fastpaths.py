@@ -225,3 +225,35 @@ def test_columns_and_audit_hashes_after_any_history_equal_a_fresh_build(steps, r
     forgets = [entry for entry in store.audit_entries("default") if entry.reason in FORGET_REASONS]
     for entry in forgets:
         assert entry.content_hash == digest(written[entry.item_id])
+
+
+class _OneCommitStore(InMemoryStore):
+    forget_chunk = None  # every sweep in one commit, like a durable store
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(min_value=60.0, max_value=1e4), st.booleans()), min_size=1, max_size=40),
+    st.floats(min_value=0.0, max_value=2e4),
+    st.integers(1, 7),
+)
+def test_a_sweep_in_chunks_equals_a_sweep_in_one_commit(writes, advance, chunk):
+    """The in-memory store's chunked forgetting (`forget_chunk`) writes the same audit, in the same order,
+    and leaves the same items, as one commit for the whole sweep."""
+
+    class ChunkStore(InMemoryStore):
+        forget_chunk = chunk
+
+    results = []
+    for store in (ChunkStore(secret=b"k" * 32), _OneCommitStore(secret=b"k" * 32)):
+        clock = SimulatedClock(0.0)
+        counter = itertools.count()
+        engine = Amnesia(store=store, clock=clock, id_factory=lambda c=counter: f"m-{next(c):04d}")
+        events: list[dict] = []
+        engine.on("forgotten", events.append)
+        for number, (ttl, keyed) in enumerate(writes):
+            engine.remember(f"note {number}", ttl=ttl, key="k" if keyed and number % 3 == 0 else None)
+        clock.advance(advance)
+        swept = engine.sweep()
+        results.append((swept, store.audit_entries("default"), sorted(engine._index.items), events))
+    assert results[0] == results[1]
