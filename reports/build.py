@@ -174,7 +174,8 @@ def write_figures(
 
 
 def _progress(enabled: bool) -> Callable[[str], None]:
-    """A function printing `report: <phase> (<seconds since the start>s)` on stderr, or doing nothing."""
+    """A function printing `report: <phase done> (<seconds since the start>s)` on stderr, or doing nothing.
+    A phase is announced when it is done, so bad input gets its error line alone (tests/hardening)."""
     started = time.perf_counter()
 
     def say(phase: str) -> None:
@@ -198,20 +199,20 @@ def build_report(
     are computed (0: draw them here; see reports.figurepool); the files are the same either way."""
     run_dirs = _as_list(runs)
     say = _progress(progress)
-    say("reading logs")
     data = load_runs(run_dirs)
     _check_references(data, references)
     if timeline_task is not None and timeline_task not in data.task_specs:
         raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")
+    say(f"read {len(data.tasks):,} session logs")
     target = Path(out) if out is not None else run_dirs[0] / "report"
     with (
         staged_folder(target, ".report-") as staging,
         figurepool.FigurePool(data, staging / "figures", workers) as pool,
     ):
         names = _draw_from_logs(pool, data, timeline_task)  # drawn beside the tables
-        say("tables")
         tables = tables_of(data, resamples, references)
         _draw_from_tables(pool, tables)
+        say("tables computed")
         tables.summary.to_csv(staging / "summary.csv", index=False)
         tables.categories.to_csv(staging / "categories.csv", index=False)
         tables.per_task.to_csv(staging / "per_task.csv", index=False)
@@ -228,9 +229,9 @@ def build_report(
             tables.free_text.to_csv(staging / "free_text.csv", index=False)
         text = _with_section(text, evidence.render_section(tables.evidence, tables.free_text))
         (staging / "report.md").write_text(text, encoding="utf-8")
-        say("figures")
+        say("tables and report.md written")
         pool.wait()
-    say("done")
+    say("figures drawn")
     return target
 
 

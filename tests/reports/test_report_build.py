@@ -1,6 +1,6 @@
 """`build_report` draws its figures in forked workers beside the tables: the folder is the same, byte for
 byte, as when everything is drawn in one process, a rebuild gives the same bytes, a worker's error fails
-the report with nothing written, and `report` says which phase it is in unless `--no-progress`."""
+the report with nothing written, and `report` says which phase is done unless `--no-progress`."""
 
 from __future__ import annotations
 
@@ -54,7 +54,14 @@ def test_report_prints_its_phases_on_stderr_unless_no_progress(write_run, tmp_pa
     loud = runner.invoke(app, ["report", str(run), "--resamples", "100"])
     assert loud.exit_code == 0, loud.output
     phases = [line.split(" (")[0] for line in loud.stderr.splitlines()]
-    assert phases[:3] == ["report: reading logs", "report: tables", "report: figures"]
+    assert phases == [
+        "report: read 12 session logs",
+        "report: tables computed",
+        "report: tables and report.md written",
+        "report: figures drawn",
+    ]
+    bad = runner.invoke(app, ["report", str(tmp_path / "nowhere")])  # bad input: the error line alone
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: ") and "report:" not in bad.stderr
     quiet = runner.invoke(app, ["report", str(run), "--resamples", "100", "--no-progress"])
     assert quiet.exit_code == 0 and quiet.stderr == ""
     assert quiet.stdout.startswith("report written to")
