@@ -373,20 +373,35 @@ def _mcnemar_table(probes: pd.DataFrame, others: list[str], pairs: list[tuple[st
     events = sorted({c for pair in PROBE_EVENTS.values() for c in pair})
     key = [*others, "run", CLUSTER, "session_index", "turn_index"]
     wide = flags.set_index([*key, "arm"])[events].unstack("arm")
-    found: dict = {}
+    present = set(wide.columns.get_level_values(1))
+    columns: dict[tuple[str, str], np.ndarray] = {}
+
+    def column(name: str, arm: str) -> np.ndarray:
+        if (name, arm) not in columns:
+            columns[(name, arm)] = wide[(name, arm)].fillna(False).astype(bool).to_numpy()
+        return columns[(name, arm)]
+
+    # every (arm, reference, metric)'s discordant probes side by side, summed per cell in one groupby
+    only: dict[tuple[str, str, str, str], np.ndarray] = {}
     for arm, reference in pairs:
-        if arm not in wide.columns.get_level_values(1) or reference not in wide.columns.get_level_values(1):
+        if arm not in present or reference not in present:
             continue
-        both = wide[("probe", arm)].notna() & wide[("probe", reference)].notna()
+        both = wide[("probe", arm)].notna().to_numpy() & wide[("probe", reference)].notna().to_numpy()
         for metric, (rows, event) in PROBE_EVENTS.items():
-            defined = both & wide[(rows, arm)].fillna(False).astype(bool)
-            ev_a = wide[(event, arm)].fillna(False).astype(bool)
-            ev_b = wide[(event, reference)].fillna(False).astype(bool)
-            only = pd.DataFrame({"a": defined & ev_a & ~ev_b, "b": defined & ev_b & ~ev_a})
-            sums = only.groupby(level=others, sort=False).sum() if others else only.sum().to_frame().T
-            for cell, row in sums.iterrows():
-                cell = cell if isinstance(cell, tuple) else (cell,)
-                found[(arm, reference, metric, cell if others else ())] = mcnemar_counts(row["a"], row["b"])
+            defined = both & column(rows, arm)
+            ev_a, ev_b = column(event, arm), column(event, reference)
+            only[(arm, reference, metric, "a")] = defined & ev_a & ~ev_b
+            only[(arm, reference, metric, "b")] = defined & ev_b & ~ev_a
+    if not only:
+        return {}
+    frame = pd.DataFrame(np.column_stack(list(only.values())), index=wide.index)
+    sums = frame.groupby(level=others, sort=False).sum() if others else frame.sum().to_frame().T
+    combos = list(only)[::2]  # (arm, reference, metric, "a"), its "b" next
+    found: dict = {}
+    for cell, row in zip(sums.index, sums.to_numpy(), strict=True):
+        cell = (cell if isinstance(cell, tuple) else (cell,)) if others else ()
+        for position, (arm, reference, metric, _) in enumerate(combos):
+            found[(arm, reference, metric, cell)] = mcnemar_counts(row[2 * position], row[2 * position + 1])
     return found
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -184,7 +183,9 @@ def _swaps(discordant: int, resamples: int, seed: int) -> tuple[np.ndarray, int]
     they are random (the observed assignment then counts as one more). They depend on the count alone, so
     every comparison with that count shares them (read-only)."""
     if discordant <= EXACT_UP_TO:
-        swaps = np.array(list(itertools.product((0.0, 1.0), repeat=discordant)))
+        # every assignment, in itertools.product((0, 1), repeat=discordant)'s order: row i is i in binary
+        bits = np.arange(discordant - 1, -1, -1, dtype=np.int64)
+        swaps = ((np.arange(2**discordant, dtype=np.int64)[:, None] >> bits) & 1).astype(float)
         extra = 0
     else:
         rng = np.random.default_rng([seed, discordant])
