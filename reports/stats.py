@@ -14,16 +14,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse, special
-
-# The binomial ufuncs `scipy.stats.binom` evaluates (scipy >= 1.14): called directly, they give the same
-# numbers as `scipy.stats.binomtest` without importing scipy.stats, which costs a report more time than all
-# its McNemar tests (tests/reports/test_stats.py checks the equality).
-from scipy.special import _ufuncs as _binom
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20240531
@@ -278,54 +273,19 @@ def mcnemar_counts(only_a: int, only_b: int) -> McNemar:
     return McNemar(int(only_a), int(only_b), p_value)
 
 
-def _binom_pmf(k: float, n: int) -> float:
-    return float(np.clip(_binom._binom_pmf(k, n, 0.5), 0, 1)) if 0 <= k <= n else 0.0
-
-
-def _binom_cdf(k: float, n: int) -> float:
-    if k >= n:
-        return 1.0
-    return float(np.clip(_binom._binom_cdf(math.floor(k), n, 0.5), 0, 1)) if k >= 0 else 0.0
-
-
-def _binom_sf(k: float, n: int) -> float:
-    if k < 0:
-        return 1.0
-    return float(np.clip(_binom._binom_sf(math.floor(k), n, 0.5), 0, 1)) if k < n else 0.0
-
-
 @functools.lru_cache(maxsize=4096)
 def binomial_test_half(k: int, n: int) -> float:
-    """Exact two-sided binomial test of k successes in n trials against p = 1/2: the p-value of
-    `scipy.stats.binomtest(k, n, 0.5)`, step for step (the same ufuncs, the same search for the other
-    tail), without importing scipy.stats."""
-    d = _binom_pmf(k, n)
-    rerr = 1 + 1e-7
-    if k == 0.5 * n:
+    """Exact two-sided binomial test of k successes in n trials against p = 1/2 (what
+    `scipy.stats.binomtest(k, n, 0.5)` computes). The distribution is symmetric, so the p-value is
+    2 * P(X <= min(k, n - k)), or 1 when k = n/2; the tail is summed in integers and divided once, so the
+    result is the correctly rounded value, the same on every platform and scipy version."""
+    if 2 * k == n:
         return 1.0
-    if k < 0.5 * n:
-        ix = _search(lambda x: -_binom_pmf(x, n), -d * rerr, math.ceil(0.5 * n), n)
-        y = n - ix + int(d * rerr == _binom_pmf(ix, n))
-        p_value = _binom_cdf(k, n) + _binom_sf(n - y, n)
-    else:
-        ix = _search(lambda x: _binom_pmf(x, n), d * rerr, 0, math.floor(0.5 * n))
-        y = ix + 1
-        p_value = _binom_cdf(y - 1, n) + _binom_sf(k - 1, n)
-    return min(1.0, p_value)
-
-
-def _search(a: Callable[[int], float], d: float, lo: int, hi: int) -> int:
-    """The i in [lo, hi] with a(i) <= d < a(i + 1), `a` ascending on the range (scipy's binomtest search)."""
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        value = a(mid)
-        if value < d:
-            lo = mid + 1
-        elif value > d:
-            hi = mid - 1
-        else:
-            return mid
-    return lo if a(lo) <= d else lo - 1
+    tail, term = 0, 1  # term = C(n, i), exact
+    for i in range(min(k, n - k) + 1):
+        tail += term
+        term = term * (n - i) // (i + 1)
+    return min(1.0, 2 * tail / 2**n)
 
 
 def mcnemar(event_a: np.ndarray, event_b: np.ndarray) -> McNemar:

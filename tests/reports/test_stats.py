@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,13 +126,26 @@ def test_mcnemar_counts_discordant_pairs():
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 3000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
-def test_the_mcnemar_binomial_test_is_scipys_to_the_last_bit(case):
+def test_the_mcnemar_binomial_test_is_scipys(case):
     from scipy import stats as scipy_stats
 
     from reports.stats import binomial_test_half
 
     k, n = case
-    assert binomial_test_half(k, n) == float(scipy_stats.binomtest(k, n, 0.5).pvalue)
+    assert binomial_test_half(k, n) == pytest.approx(scipy_stats.binomtest(k, n, 0.5).pvalue, rel=1e-9)
+
+
+@given(st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_the_mcnemar_binomial_test_is_the_exact_two_sided_tail(case):
+    from fractions import Fraction
+    from math import comb
+
+    from reports.stats import binomial_test_half
+
+    k, n = case
+    # Every outcome at most as likely as k: the definition of the two-sided exact test.
+    tail = sum(Fraction(comb(n, i), 2**n) for i in range(n + 1) if comb(n, i) <= comb(n, k))
+    assert binomial_test_half(k, n) == float(min(Fraction(1), tail))
 
 
 def test_the_normal_tails_are_scipys_to_the_last_bit():
