@@ -4,8 +4,10 @@
     python benchmarks/scale_targets.py --full     # also 10^5 generated tasks x 3 arms, run+report, 2 workers
 
 Targets (the issue's numbers are floors):
-- replay: pairs/s of `run --no-report` on the 900-task generated set (`generate --group all --n 300 --seed 1`)
-  x 3 arms, 1 worker, against the code of REFERENCE_COMMIT (before issue 15) run the same way: >= 2x.
+- replay: pairs/s of `run --no-report` on the 900-task generated set (`generate --group all --n 300 --seed 1`,
+  written by REFERENCE_COMMIT's generator so that both sides can read it) x 3 arms, 1 worker, against the code
+  of REFERENCE_COMMIT (before issue 15) run the same way: >= 2x. Every run writes a new folder (no
+  `--overwrite`), the case of a first run.
 - report: the report on that run takes at most a third of its replay time (issue 15, item 1).
 - engine: `remember` of 10^5 items in memory, at least a sixth of cachetools.TTLCache's insert rate; a sweep
   with 10% due within 3x of TTLCache's expire (benchmarks/engine_ops.py's setup).
@@ -65,7 +67,11 @@ def _amnesia_bench(code_root: Path, *args: str, env: dict[str, str] | None = Non
     """`amnesia-bench ARGS` from the package at `code_root`; its stdout."""
     command = [sys.executable, "-c", "from amnesia_bench.cli import main; main()", *args]
     environment = {**os.environ, **(env or {}), "PYTHONPATH": str(code_root)}
-    result = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
+    # `python -c` puts the working directory first on sys.path: run from `code_root`, or the reference side
+    # would import whatever code the caller's directory holds (all paths passed here are absolute).
+    result = subprocess.run(
+        command, capture_output=True, text=True, env=environment, cwd=code_root, check=False
+    )
     if result.returncode != 0:
         raise SystemExit(f"amnesia-bench {' '.join(args)} failed:\n{result.stderr[-2000:]}")
     return result.stdout
@@ -90,13 +96,14 @@ def _reference_code(folder: Path) -> Path:
 
 def replay_and_report(work: Path, repeats: int) -> list[Target]:
     tasks = work / "gen900"
-    _amnesia_bench(ROOT, "generate", "--group", "all", "--n", "300", "--seed", "1", "--out", str(tasks))
     reference = _reference_code(work / "reference")
-    quiet = ["--tasks", str(tasks), "--arms", ARMS, "--no-progress", "--no-report", "--overwrite"]
+    # The reference cannot read tasks from today's generator (new fields); today's code reads the reference's.
+    _amnesia_bench(reference, "generate", "--group", "all", "--n", "300", "--seed", "1", "--out", str(tasks))
+    quiet = ["--tasks", str(tasks), "--arms", ARMS, "--no-progress", "--no-report"]
     times: dict[str, list[float]] = {"reference": [], "current": []}
-    for _ in range(repeats):  # alternately, so that both see the same machine load
+    for repeat in range(repeats):  # alternately, so that both see the same machine load
         for label, code in (("reference", reference), ("current", ROOT)):
-            output = _amnesia_bench(code, "run", *quiet, "--out", str(work / f"run-{label}"))
+            output = _amnesia_bench(code, "run", *quiet, "--out", str(work / f"run-{label}-{repeat}"))
             times[label].append(_seconds(output))
     old, new = min(times["reference"]), min(times["current"])
     replay = Target(
@@ -106,7 +113,7 @@ def replay_and_report(work: Path, repeats: int) -> list[Target]:
         f"{new:.1f} s against {old:.1f} s at {REFERENCE_COMMIT}",
     )
     started = time.perf_counter()
-    _amnesia_bench(ROOT, "report", str(work / "run-current"), "--out", str(work / "report"))
+    _amnesia_bench(ROOT, "report", str(work / "run-current-0"), "--out", str(work / "report"))
     report_seconds = time.perf_counter() - started
     report = Target(
         "report time <= replay time / 3 (ratio: replay / report)",
