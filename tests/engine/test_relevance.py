@@ -5,6 +5,7 @@ renew_on_inject, and the default strength order untouched by a query."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -182,13 +183,15 @@ operation = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(operation, max_size=40), st.sampled_from(["full", "none"]))
-def test_relevance_invariants_under_any_history(operations: list[tuple], renew: str) -> None:
-    """Whatever is written, forgotten, decays or is injected: the index equals an index of the live items
-    (nothing forgotten in it), the block holds only live, non-stale items, pinned ones first, within the
-    budget, with the header's count exact."""
-    engine, clock = make(injection_order="relevance", renew_on_inject=renew, max_store_bytes=2_048)
+def play(
+    engine: Amnesia,
+    clock: SimulatedClock,
+    operations: list[tuple],
+    on_select: Callable[[str, int], object],
+    after_each: Callable[[], object] = lambda: None,
+) -> None:
+    """Apply `operations` (the `operation` strategy's tuples) in order: a "select" calls
+    `on_select(query, budget)`; `after_each` runs after every operation."""
     written: list[str] = []
     for op in operations:
         if op[0] == "remember":
@@ -198,18 +201,32 @@ def test_relevance_invariants_under_any_history(operations: list[tuple], renew: 
         elif op[0] == "advance":
             clock.advance(op[1])
         elif op[0] == "select":
-            plan = engine.preview(op[2], query=op[1])
-            injection = engine.select_for_injection(op[2], query=op[1])
-            assert injection.block == plan.block
-            ids = block_ids(injection.block)
-            assert injection.tokens <= op[2] and injection.tokens == count_tokens(injection.block)
-            pinned = [engine.inspect(i).pinned for i in ids]  # type: ignore[union-attr]
-            assert pinned == sorted(pinned, reverse=True)
-            for item_id in ids:
-                assert engine.inspect(item_id) is not None
-            # stale means below the threshold before this injection renewed it: the plan saw it live
-            assert all(d.strength >= 0.3 or d.pinned for d in plan.decisions if d.decision == "injected")
-        assert_index_is_the_live_items(engine)
+            on_select(op[1], op[2])
+        after_each()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(operation, max_size=40), st.sampled_from(["full", "none"]))
+def test_relevance_invariants_under_any_history(operations: list[tuple], renew: str) -> None:
+    """Whatever is written, forgotten, decays or is injected: the index equals an index of the live items
+    (nothing forgotten in it), the block holds only live, non-stale items, pinned ones first, within the
+    budget, with the header's count exact."""
+    engine, clock = make(injection_order="relevance", renew_on_inject=renew, max_store_bytes=2_048)
+
+    def check_selection(query: str, budget: int) -> None:
+        plan = engine.preview(budget, query=query)
+        injection = engine.select_for_injection(budget, query=query)
+        assert injection.block == plan.block
+        ids = block_ids(injection.block)
+        assert injection.tokens <= budget and injection.tokens == count_tokens(injection.block)
+        pinned = [engine.inspect(i).pinned for i in ids]  # type: ignore[union-attr]
+        assert pinned == sorted(pinned, reverse=True)
+        for item_id in ids:
+            assert engine.inspect(item_id) is not None
+        # stale means below the threshold before this injection renewed it: the plan saw it live
+        assert all(d.strength >= 0.3 or d.pinned for d in plan.decisions if d.decision == "injected")
+
+    play(engine, clock, operations, check_selection, lambda: assert_index_is_the_live_items(engine))
 
 
 @settings(max_examples=40, deadline=None)
@@ -233,16 +250,8 @@ def test_memories_that_match_the_same_query_terms_keep_the_strength_order(
     the same order in the relevance order as in the strength order — so of two versions of a line that the
     question matches alike, relevance never puts the one that the strength order ranks lower first."""
     engine, clock = make(injection_order="relevance", renew_on_inject="full")
-    written: list[str] = []
-    for op in operations:
-        if op[0] == "remember":
-            written.append(engine.remember(op[1], ttl=None if op[3] else op[2], pin=op[3]).id)
-        elif op[0] == "forget" and written:
-            engine.forget(written[op[1] % len(written)])
-        elif op[0] == "advance":
-            clock.advance(op[1])
-        elif op[0] == "select":
-            engine.select_for_injection(op[2], query=op[1])  # renews what it injects: strengths diverge
+    # selections renew what they inject: strengths diverge
+    play(engine, clock, operations, lambda query, budget: engine.select_for_injection(budget, query=query))
     by_relevance = [d.id for d in engine.preview(10**6, query=query).decisions]
     by_strength = [d.id for d in engine.preview(10**6).decisions]
     assert sorted(by_relevance) == sorted(by_strength)
