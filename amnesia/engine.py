@@ -137,9 +137,7 @@ class Amnesia:
         planned again on a fresh load."""
         for _ in range(WRITE_ATTEMPTS):
             retired = self._index.supersession_targets(item, retire_id)
-            index = self._index
-            fits = not retired and index.bytes + item.size_bytes <= self.config.max_store_bytes
-            evicted = [] if fits else self._make_room(item, retired, now)  # (fits: what _make_room would say)
+            evicted = self._make_room(item, retired, now)
             try:
                 return self._write(item, retired, evicted, now)
             except StoreConflict:
