@@ -17,9 +17,7 @@ import numpy as np
 
 from amnesia import decay, relevance
 from amnesia.checks import check_count
-from amnesia.durations import format_duration
-from amnesia.selection import Candidate, Selection, duration_tokens, fill_budget
-from amnesia.tokens import count_tokens
+from amnesia.selection import Candidate, Selection, age_tokens, duration_tokens, fill_budget
 
 if TYPE_CHECKING:
     from amnesia.index import ItemIndex
@@ -97,7 +95,7 @@ def _plan_small(
         (s for s in range(n) if shown[s] and not stale[s]),
         key=lambda s: (-(strength[s] + 2.0 * pinned[s]), -anchor[s], -created[s], seq[s]),
     )
-    costs = [line_tokens[s] + count_tokens(format_duration(max(0.0, now - created[s]))) for s in ordered]
+    costs = [line_tokens[s] + age_tokens(now - created[s]) for s in ordered]
     selection = fill_budget(_LazyCandidates(index, ordered, strengths, None), costs, budget, now)
     excluded["not_reached"] = selection.not_reached
     return selection, excluded

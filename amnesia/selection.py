@@ -101,11 +101,16 @@ def _head_tokens(kind: str, pinned: bool, untrusted: bool) -> int:
     return count_tokens(_SEPARATOR.join([*_line_head(stub, stub.created_at), ""])) - 1
 
 
+def age_tokens(seconds: float) -> int:
+    """Tokens of the age `seconds` (negative: 0) as a block line shows it."""
+    return count_tokens(format_duration(max(0.0, seconds)))
+
+
 def duration_tokens(seconds: np.ndarray) -> np.ndarray:
     """count_tokens(format_duration(s)) for each s >= 0, vectorised: the duration is one alphanumeric run."""
     if np.size(seconds) <= SCALAR_DURATIONS:  # a small store's selection: numpy's per-call cost dominates
         values = np.asarray(seconds, dtype=np.float64)
-        counts = [count_tokens(format_duration(max(0.0, s))) for s in values.ravel().tolist()]
+        counts = [age_tokens(s) for s in values.ravel().tolist()]
         return np.array(counts, dtype=np.int64).reshape(values.shape)
     total = np.round(np.maximum(seconds, 0.0))  # round half to even, like format_duration's round()
     days, rest = np.divmod(total, 86_400)
