@@ -79,11 +79,10 @@ AGE_LABELS = ("<1h", "1h-1d", "1d-7d", "7d-30d", ">=30d")
 UNLABELLED = "unlabelled"  # probes whose `mechanism` is ""
 
 
-def flag_stale_injections(data: RunData, checker: StaleChecker | None = None) -> pd.Series:
+def flag_stale_injections(data: RunData, checker: StaleChecker) -> pd.Series:
     """Per model call: does the injected block assert a stale value that is out of date at the call's time?"""
     if data.calls.empty:
         return pd.Series([], dtype=bool)
-    checker = checker or StaleChecker(data.task_specs)
     turn = ["run", "arm", "task_id", "session_index", "turn_index"]
     blocks = data.injections.set_index(turn)["block"].to_dict() if not data.injections.empty else {}
     flags = [
@@ -95,10 +94,9 @@ def flag_stale_injections(data: RunData, checker: StaleChecker | None = None) ->
     return pd.Series(flags, index=data.calls.index, dtype=bool)
 
 
-def inject_only_items(data: RunData, checker: StaleChecker | None = None) -> pd.DataFrame:
+def inject_only_items(data: RunData, checker: StaleChecker) -> pd.DataFrame:
     """Items whose every touch was an injection (kept alive only by being shown), and whether such an item was
     out of date at one of those touches. One row per item."""
-    checker = checker or StaleChecker(data.task_specs)
     memory = data.memory
     key = ["run", "arm", "task_id", "item_id"]
     if memory.empty or not (memory["event"] == "touch").any():

@@ -88,21 +88,10 @@ def stale_values(task: dict[str, Any]) -> list[StaleValue]:
     return result
 
 
-def out_of_date_values(text: str, values: list[StaleValue], t: float) -> list[str]:
-    """The stale values that `text` asserts while they are out of date at time t."""
-    if not text or not values:
-        return []
-    return _out_of_date(asserted_values(text, [v.value for v in values]), values, t)
-
-
-def _out_of_date(asserted: set[str], values: list[StaleValue], t: float) -> list[str]:
-    return [v.value for v in values if v.value in asserted and v.out_of_date(t)]
-
-
 class StaleChecker:
-    """`out_of_date_values` over many (task, text, time) triples of a run: each task's stale values are
-    worked out once, and each distinct (task, text) is scanned once (one memory block is shown at many
-    calls, one item's content at each of its touches)."""
+    """Which stale values a text asserts while they are out of date, over many (task, text, time) triples of
+    a run: each task's stale values are worked out once, and each distinct (task, text) is scanned once (one
+    memory block is shown at many calls, one item's content at each of its touches)."""
 
     def __init__(self, task_specs: dict[str, dict[str, Any]]) -> None:
         self._specs = task_specs
@@ -117,7 +106,7 @@ class StaleChecker:
         return found
 
     def out_of_date(self, task_id: str, text: str, t: float) -> list[str]:
-        """`out_of_date_values(text, stale values of the task, t)`."""
+        """The stale values of the task that `text` asserts while they are out of date at time t."""
         values = self.values(task_id)
         if not text or not any(v.out_of_date(t) for v in values):
             return []  # nothing out of date at t: no need to read the text
@@ -125,4 +114,4 @@ class StaleChecker:
         if asserted is None:
             asserted = asserted_values(text, [v.value for v in values])
             self._asserted[(task_id, text)] = asserted
-        return _out_of_date(asserted, values, t)
+        return [v.value for v in values if v.value in asserted and v.out_of_date(t)]

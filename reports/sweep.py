@@ -56,7 +56,8 @@ def point_summaries(
     return summaries, unfinished
 
 
-def _table(plan: dict[str, Any], summaries: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def sweep_table(plan: dict[str, Any], summaries: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per finished point × arm: the point's settings, the rates with their CIs, tokens per task."""
     rows: list[dict[str, Any]] = []
     for point in plan["points"]:
         if point["id"] not in summaries:
@@ -71,13 +72,6 @@ def _table(plan: dict[str, Any], summaries: dict[str, pd.DataFrame]) -> pd.DataF
             row["context_tokens"] = float(cells[cells["group"] == "all"]["context_tokens"].iloc[0])
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def sweep_table(out: Path, resamples: int = 1000) -> tuple[pd.DataFrame, list[str]]:
-    """(one row per finished point × arm, the ids of points whose run is missing or unfinished)."""
-    plan = read_plan(out)
-    summaries, unfinished = point_summaries(plan, out, resamples)
-    return _table(plan, summaries), unfinished
 
 
 def sweep_markdown(table: pd.DataFrame, unfinished: list[str], settings: list[str]) -> str:
@@ -109,7 +103,7 @@ def build_sweep_report(out: Path, resamples: int = 1000) -> Path:
     arm, each arm's points joined in plan order and labelled with the point id); returns the Markdown file."""
     plan = read_plan(out)
     summaries, unfinished = point_summaries(plan, out, resamples)
-    table = _table(plan, summaries)
+    table = sweep_table(plan, summaries)
     grid_keys = list(dict.fromkeys(key for point in plan["points"] for key in point["options"]))
     settings = ["point", "seed", "model", *grid_keys]
     folder = out / "report"
