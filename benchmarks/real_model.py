@@ -77,13 +77,18 @@ def read_run(run_dir: Path, wall_seconds: float) -> RunFigures:
     return figures
 
 
-def copy_tasks(relative_paths: list[str], task_dir: Path) -> Path:
-    """The chosen task files (paths under tasks/) copied into `task_dir`, keeping their group folders."""
+def fresh_folder_with_tasks(out: Path, relative_paths: list[str]) -> tuple[Path, Path]:
+    """`out` resolved and emptied, holding the chosen task files (paths under tasks/) in out/tasks with
+    their group folders; returns (out, the task folder)."""
+    out = out.resolve()
+    if out.exists():
+        shutil.rmtree(out)
+    task_dir = out / "tasks"
     for relative in relative_paths:
         target = task_dir / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / "tasks" / relative, target)
-    return task_dir
+    return out, task_dir
 
 
 def run_bench(tasks: Path, model: str, out: Path, env: dict[str, str], *run_flags: str) -> RunFigures:
@@ -133,10 +138,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/real-model"))
     args = parser.parse_args()
 
-    out: Path = args.out.resolve()
-    if out.exists():
-        shutil.rmtree(out)
-    task_dir = copy_tasks(args.tasks.split(","), out / "tasks")
+    out, task_dir = fresh_folder_with_tasks(args.out, args.tasks.split(","))
     # A cache of this benchmark's own, so the first run really calls the model.
     env = {**os.environ, "AMNESIA_CACHE": str(out / "responses.sqlite3")}
     env.pop("AMNESIA_NO_CACHE", None)

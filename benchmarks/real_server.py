@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from real_model import ARMS, DEFAULT_TASKS, copy_tasks, outcome_table, run_bench
+from real_model import ARMS, DEFAULT_TASKS, fresh_folder_with_tasks, outcome_table, run_bench
 
 from runners.models.gguf import locate_gguf
 
@@ -71,10 +70,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/real-server"))
     args = parser.parse_args()
 
-    out: Path = args.out.resolve()
-    if out.exists():
-        shutil.rmtree(out)
-    task_dir = copy_tasks(args.tasks.split(","), out / "tasks")
+    out, task_dir = fresh_folder_with_tasks(args.out, args.tasks.split(","))
     model_file, _style = locate_gguf(SERVED_NAME)
     port = free_port()
     server = start_server(model_file, port, out / "server.log")
