@@ -91,9 +91,13 @@ def _check_references(data: RunData, references: Sequence[str]) -> None:
 
 
 def tables_of(
-    data: RunData, resamples: int = DEFAULT_RESAMPLES, references: Sequence[str] = ()
+    data: RunData,
+    resamples: int = DEFAULT_RESAMPLES,
+    references: Sequence[str] = (),
+    shown: Callable[[pd.DataFrame, pd.DataFrame], None] | None = None,
 ) -> ReportTables:
-    """`compute_tables` on runs already loaded (references checked)."""
+    """`compute_tables` on runs already loaded (references checked). `shown(summary, stale_by_age)` is called
+    as soon as the tables the figures show exist, before the paired tables (the longest part) are computed."""
     table = per_task(data)
     by_mechanism = per_task_mechanism(data)
     probe_rates = {name: RATES[name] for name in PROBE_RATES}
@@ -104,8 +108,12 @@ def tables_of(
         },
         resamples,
     )
-    pairs = arm_pairs(data.arms, references)
     groups = coarsen(fine["tasks"], ["arm", "group"], RATES)
+    summary = with_tool_calls(summary_frame(groups), data)
+    by_age = stale_by_age(data, resamples)
+    if shown is not None:
+        shown(summary, by_age)
+    pairs = arm_pairs(data.arms, references)
     categories = coarsen(fine["tasks"], ["arm", "group", "category"], RATES)
     mechanisms = coarsen(fine["mechanisms"], ["arm", "mechanism"], probe_rates, all_group=False)
     probes = data.probes.assign(
@@ -117,11 +125,11 @@ def tables_of(
     return ReportTables(
         data=data,
         per_task=table,
-        summary=with_tool_calls(summary_frame(groups), data),
+        summary=summary,
         categories=summary_frame(categories),
         paired_groups=paired_frame(groups, pairs, probes, resamples=resamples),
         paired_categories=paired_frame(categories, pairs, probes, resamples=resamples),
-        stale_by_age=stale_by_age(data, resamples),
+        stale_by_age=by_age,
         benefit=benefit_share(groups, markdown.AMNESIA, markdown.FULL, markdown.NONE, "helpful"),
         evidence=evidence.evidence_table(data, resamples),
         free_text=evidence.free_text_table(data, resamples),
@@ -144,31 +152,41 @@ FIGURES = (  # in report.md's order
 )
 
 
-def _draw_from_logs(pool: figurepool.FigurePool, data: RunData, timeline_task: str | None) -> list[str]:
+def _draw_from_logs(
+    pool: figurepool.FigurePool, folder: Path, data: RunData, timeline_task: str | None
+) -> list[str]:
     """Submit the figures drawn from the logs alone (worker 0); returns every figure name of the report."""
     arm = markdown.AMNESIA if markdown.AMNESIA in data.arms else data.arms[-1]
     task = timeline_task or figurepool.choose_timeline_task(data, arm)
-    pool.submit(0, "context_tokens_over_time")
+    pool.submit(0, "context_tokens_over_time", folder, data.arms, *figurepool.context_calls(data))
     if task is not None:
-        pool.submit(0, "strength_timeline", arm, task)
+        pool.submit(0, "strength_timeline", folder, data.arms, figurepool.timeline_of(data, arm, task))
     return [name for name in FIGURES if name != "strength_timeline" or task is not None]
 
 
-def _draw_from_tables(pool: figurepool.FigurePool, tables: ReportTables) -> None:
-    """Submit the figures of the tables, split so that both workers finish at about the same time."""
-    pool.submit(1, "stale_error_by_arm_group", tables.summary)
-    pool.submit(1, "stale_error_vs_age", tables.stale_by_age)
-    pool.submit(0, "success_vs_tokens", tables.summary)
-    pool.submit(0, "tradeoff", tables.summary)
+def _draw_from_tables(
+    pool: figurepool.FigurePool, folder: Path, arms: list[str]
+) -> Callable[[pd.DataFrame, pd.DataFrame], None]:
+    """`tables_of`'s `shown`: submit the figures of the tables, split so that both workers finish at about
+    the same time."""
+
+    def submit(summary: pd.DataFrame, by_age: pd.DataFrame) -> None:
+        pool.submit(1, "stale_error_by_arm_group", folder, arms, summary)
+        pool.submit(1, "stale_error_vs_age", folder, arms, by_age)
+        pool.submit(0, "success_vs_tokens", folder, arms, summary)
+        pool.submit(0, "tradeoff", folder, arms, summary)
+
+    return submit
 
 
 def write_figures(
     tables: ReportTables, folder: Path, timeline_task: str | None = None, workers: int = figurepool.WORKERS
 ) -> list[str]:
     """Write every figure (PNG + SVG) into `folder`; returns the figure names."""
-    with figurepool.FigurePool(tables.data, folder, workers) as pool:
-        names = _draw_from_logs(pool, tables.data, timeline_task)
-        _draw_from_tables(pool, tables)
+    folder.mkdir(parents=True, exist_ok=True)
+    with figurepool.FigurePool(workers) as pool:
+        names = _draw_from_logs(pool, folder, tables.data, timeline_task)
+        _draw_from_tables(pool, folder, tables.data.arms)(tables.summary, tables.stale_by_age)
         pool.wait()
     return names
 
@@ -199,40 +217,56 @@ def build_report(
     are computed (0: draw them here; see reports.figurepool); the files are the same either way."""
     run_dirs = _as_list(runs)
     say = _progress(progress)
-    data = load_runs(run_dirs)
-    _check_references(data, references)
-    if timeline_task is not None and timeline_task not in data.task_specs:
-        raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")
-    say(f"read {len(data.tasks):,} session logs")
-    target = Path(out) if out is not None else run_dirs[0] / "report"
-    with (
-        staged_folder(target, ".report-") as staging,
-        figurepool.FigurePool(data, staging / "figures", workers) as pool,
-    ):
-        names = _draw_from_logs(pool, data, timeline_task)  # drawn beside the tables
-        tables = tables_of(data, resamples, references)
-        _draw_from_tables(pool, tables)
-        say("tables computed")
-        tables.summary.to_csv(staging / "summary.csv", index=False)
-        tables.categories.to_csv(staging / "categories.csv", index=False)
-        tables.per_task.to_csv(staging / "per_task.csv", index=False)
-        tables.paired().to_csv(staging / "paired.csv", index=False)
-        if not tables.mechanisms.empty:
-            tables.mechanisms.to_csv(staging / "mechanisms.csv", index=False)
-        if not tables.models.empty:
-            tables.models.to_csv(staging / "models.csv", index=False)
-        tables.stale_by_age.to_csv(staging / "stale_by_age.csv", index=False)
-        text = markdown.render(tables, names, resamples)
-        if not tables.evidence.empty:
-            tables.evidence.to_csv(staging / "evidence.csv", index=False)
-        if not tables.free_text.empty:
-            tables.free_text.to_csv(staging / "free_text.csv", index=False)
-        text = _with_section(text, evidence.render_section(tables.evidence, tables.free_text))
-        (staging / "report.md").write_text(text, encoding="utf-8")
-        say("tables and report.md written")
-        pool.wait()
+    with figurepool.FigurePool(workers) as pool:  # forked now: the workers import matplotlib meanwhile
+        data = load_runs(run_dirs)
+        _check_references(data, references)
+        if timeline_task is not None and timeline_task not in data.task_specs:
+            raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")
+        say(f"read {len(data.tasks):,} session logs")
+        target = Path(out) if out is not None else run_dirs[0] / "report"
+        with staged_folder(target, ".report-") as staging:
+            try:
+                _write_report(pool, staging, data, resamples, timeline_task, references, say)
+            except BaseException:
+                pool.close(abort=True)  # no worker may write into the folder being removed
+                raise
     say("figures drawn")
     return target
+
+
+def _write_report(
+    pool: figurepool.FigurePool,
+    staging: Path,
+    data: RunData,
+    resamples: int,
+    timeline_task: str | None,
+    references: Sequence[str],
+    say: Callable[[str], None],
+) -> None:
+    """Every file of the report into `staging`, the figures drawn by `pool` beside the tables."""
+    folder = staging / "figures"
+    folder.mkdir()
+    names = _draw_from_logs(pool, folder, data, timeline_task)  # drawn beside the tables
+    tables = tables_of(data, resamples, references, shown=_draw_from_tables(pool, folder, data.arms))
+    say("tables computed")
+    tables.summary.to_csv(staging / "summary.csv", index=False)
+    tables.categories.to_csv(staging / "categories.csv", index=False)
+    tables.per_task.to_csv(staging / "per_task.csv", index=False)
+    tables.paired().to_csv(staging / "paired.csv", index=False)
+    if not tables.mechanisms.empty:
+        tables.mechanisms.to_csv(staging / "mechanisms.csv", index=False)
+    if not tables.models.empty:
+        tables.models.to_csv(staging / "models.csv", index=False)
+    tables.stale_by_age.to_csv(staging / "stale_by_age.csv", index=False)
+    text = markdown.render(tables, names, resamples)
+    if not tables.evidence.empty:
+        tables.evidence.to_csv(staging / "evidence.csv", index=False)
+    if not tables.free_text.empty:
+        tables.free_text.to_csv(staging / "free_text.csv", index=False)
+    text = _with_section(text, evidence.render_section(tables.evidence, tables.free_text))
+    (staging / "report.md").write_text(text, encoding="utf-8")
+    say("tables and report.md written")
+    pool.wait()
 
 
 def _with_section(text: str, section: list[str]) -> str:

@@ -1,67 +1,74 @@
-"""A report's figures, drawn in forked worker processes while the parent computes the tables.
+"""A report's figures, drawn in forked worker processes while the parent reads the logs and computes the
+tables.
 
-Most of a report's CPU time is matplotlib's: six figures, each laid out and rendered twice (PNG and SVG).
-`FigurePool` forks its workers once the logs are read, so they inherit the loaded run (nothing big is
-pickled); each imports matplotlib and draws the figures it is sent — those drawn from the logs alone at
-once, the others as soon as the tables they show exist — while the parent computes tables and writes the
-CSVs. A figure is drawn by one process with the same function and inputs as in a sequential build, so the
-files are the same. Without fork (Windows), or with `workers=0`, figures are drawn in the calling process
-when they are submitted.
+Most of a report's CPU time is matplotlib's: six figures, each drawn twice (PNG and SVG), and the import of
+matplotlib itself. `FigurePool` forks its first worker as soon as it is made, before the logs are read: that
+worker imports matplotlib while the parent reads, then forks the other workers, which inherit the import.
+Each figure is sent with the few rows it shows (pickled: a slim frame or a table, never the run), the figures
+of the logs as soon as the logs are read and the others as soon as their tables exist, while the parent goes
+on with the rest of the tables and the CSVs. A figure is drawn by one process with the same function and
+inputs as in a sequential build, so the files are the same. Without fork (Windows), or with `workers=0`,
+figures are drawn in the calling process when they are submitted.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import pickle
+import signal
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from reports.logread import RunData
 
 WORKERS = 2  # the six figures split into two nearly equal halves of drawing time
 
 
-def _context_tokens(data: RunData, folder: Path, colors: dict) -> None:
+def _context_tokens(folder: Path, colors: dict, calls: pd.DataFrame, tasks_per_arm: pd.Series) -> None:
     from reports import figures
 
-    figures.context_tokens_over_time(data, folder, colors)
+    figures.context_tokens_over_time(calls, tasks_per_arm, folder, colors)
 
 
-def _strength_timeline(data: RunData, folder: Path, colors: dict, arm: str, task: str) -> None:
+def _strength_timeline(folder: Path, colors: dict, timeline: Timeline) -> None:
     from reports import figures
 
-    figures.strength_timeline(data, arm, task, folder)
+    figures.strength_timeline(timeline, folder)
 
 
-def _stale_by_group(data: RunData, folder: Path, colors: dict, summary: Any) -> None:
+def _stale_by_group(folder: Path, colors: dict, summary: Any) -> None:
     from reports import figures
 
     figures.stale_error_by_arm_group(summary, folder, colors)
 
 
-def _success_vs_tokens(data: RunData, folder: Path, colors: dict, summary: Any) -> None:
+def _success_vs_tokens(folder: Path, colors: dict, summary: Any) -> None:
     from reports import figures
 
     figures.success_vs_tokens(summary, folder, colors)
 
 
-def _stale_vs_age(data: RunData, folder: Path, colors: dict, by_age: Any) -> None:
+def _stale_vs_age(folder: Path, colors: dict, by_age: Any) -> None:
     from reports import figures
 
     figures.stale_error_vs_age(by_age, folder, colors)
 
 
-def _tradeoff(data: RunData, folder: Path, colors: dict, summary: Any) -> None:
+def _tradeoff(folder: Path, colors: dict, summary: Any) -> None:
     from reports.tradeoff import tradeoff_figure, tradeoff_points
 
     tradeoff_figure(tradeoff_points({"run": summary}), folder, colors)
 
 
-# figure name -> function(data, folder, colors, *arguments) that writes folder/<name>.png and .svg
+# figure name -> function(folder, colors, *arguments) that writes folder/<name>.png and .svg
 DRAW: dict[str, Callable[..., None]] = {
     "stale_error_by_arm_group": _stale_by_group,
     "context_tokens_over_time": _context_tokens,
@@ -70,6 +77,32 @@ DRAW: dict[str, Callable[..., None]] = {
     "tradeoff": _tradeoff,
     "strength_timeline": _strength_timeline,
 }
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """What the strength timeline of one task shows (sent to a worker instead of the run)."""
+
+    arm: str
+    task_id: str
+    events: pd.DataFrame  # the task's memory records for the arm, first run only, in simulated-time order
+    horizon: float  # the task's last simulated time (items never forgotten are drawn up to it)
+    config: dict  # the arm's describe() dict (its decay options)
+
+
+def timeline_of(data: RunData, arm: str, task_id: str) -> Timeline:
+    """The Timeline of `task_id` under `arm` from a loaded run."""
+    events = data.memory[(data.memory["arm"] == arm) & (data.memory["task_id"] == task_id)]
+    events = events[events["run"] == events["run"].min()].sort_values("sim_time", kind="stable")
+    tasks = data.tasks
+    horizon = float(tasks[(tasks["arm"] == arm) & (tasks["task_id"] == task_id)]["horizon"].max())
+    return Timeline(arm, task_id, events, horizon, data.arm_configs.get(arm, {}))
+
+
+def context_calls(data: RunData) -> tuple[pd.DataFrame, pd.Series]:
+    """What the cumulative-context figure shows: each model call's arm, simulated time and prompt tokens,
+    and the number of tasks per arm."""
+    return data.calls[["arm", "sim_time", "prompt_tokens"]], data.tasks.groupby("arm").size()
 
 
 def choose_timeline_task(data: RunData, arm: str) -> str | None:
@@ -91,36 +124,71 @@ def choose_timeline_task(data: RunData, arm: str) -> str | None:
     return str(order.iloc[0]["task_id"])
 
 
-class _Drawer:
-    """Draws figures of one run into one folder (the arm colours worked out on first use)."""
+def draw(name: str, folder: Path, arms: list[str], arguments: tuple[Any, ...]) -> None:
+    """Draw figure `name` (a key of DRAW) into `folder`, its arms coloured by their position in `arms`."""
+    from reports.figures import arm_colors
 
-    def __init__(self, data: RunData, folder: Path) -> None:
-        self.data = data
-        self.folder = folder
-        self._colors: dict | None = None
-
-    def draw(self, name: str, arguments: tuple[Any, ...]) -> None:
-        if self._colors is None:
-            from reports.figures import arm_colors
-
-            self._colors = arm_colors(self.data.arms)
-        DRAW[name](self.data, self.folder, self._colors, *arguments)
+    DRAW[name](folder, arm_colors(arms), *arguments)
 
 
-def _serve(connection: Connection, data: RunData, folder: Path) -> None:
-    """A worker: import matplotlib, then draw each (name, arguments) received, answering "ok" or the
-    error, until None or the parent goes away."""
-    drawer = _Drawer(data, folder)
+def _serve(connection: Connection) -> None:
+    """Draw each (name, folder, arms, arguments) received, answering "ok" or the error, until None or the
+    parent goes away."""
     try:
-        import reports.figures  # noqa: F401  (the slow import, done while the parent still computes)
-
         while (job := connection.recv()) is not None:
-            drawer.draw(*job)
+            draw(*job)
             connection.send(("ok", job[0]))
     except EOFError:  # the parent stopped (it failed, or was interrupted): nothing to answer
         return
     except BaseException as error:  # every failure goes back to the parent, which raises it
         connection.send(("error", _portable(error), traceback.format_exc()))
+
+
+def _first_worker(connections: list[Connection], parent_ends: list[Connection]) -> None:
+    """The first worker: import matplotlib (while the parent reads the logs), fork the other workers (they
+    inherit the import), serve `connections[0]`, and wait for the others to end. Terminated (the report
+    failed), it kills them first, so that none writes into a folder being removed."""
+    for end in parent_ends:  # a worker must see EOF when the parent is gone: hold none of its ends
+        end.close()
+    import reports.figures  # the slow import
+    import reports.tradeoff  # noqa: F401
+
+    children: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        for child in children:
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, stop)
+    # SIGTERM held while forking: it is handled once every child is in `children`, so none outlives us
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    for index, connection in enumerate(connections[1:], start=1):
+        pid = os.fork()
+        if pid == 0:  # a further worker: serve its own connection only, then leave without cleanup
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+            for other, unused in enumerate(connections):
+                if other != index:
+                    unused.close()
+            code = 0
+            try:
+                _serve(connection)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        children.append(pid)
+        connection.close()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    try:
+        _serve(connections[0])
+    finally:
+        for child in children:
+            with contextlib.suppress(OSError):
+                os.waitpid(child, 0)
 
 
 def _portable(error: BaseException) -> BaseException:
@@ -140,24 +208,24 @@ def _fork_context() -> Any:
 
 
 class FigurePool:
-    """Figures of one run drawn by `workers` forked processes (see the module docstring). Use as a context
-    manager: `submit` figures, then `wait`; leaving the block stops the workers in any case."""
+    """Figures drawn by `workers` forked processes (see the module docstring). Use as a context manager:
+    `submit` figures, then `wait`; leaving the block stops the workers in any case."""
 
-    def __init__(self, data: RunData, folder: Path, workers: int = WORKERS) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self._drawer = _Drawer(data, folder)
+    def __init__(self, workers: int = WORKERS) -> None:
         self._connections: list[Connection] = []
-        self._processes: list[Any] = []
         self._pending: list[list[str]] = []
+        self._process: Any = None
         context = _fork_context() if workers > 0 else None
-        for _ in range(workers if context is not None else 0):
-            ours, theirs = context.Pipe()
-            process = context.Process(target=_serve, args=(theirs, data, folder), daemon=True)
-            process.start()
-            theirs.close()
-            self._connections.append(ours)
-            self._processes.append(process)
-            self._pending.append([])
+        if context is None:
+            return
+        pipes = [context.Pipe() for _ in range(workers)]
+        self._connections = [ours for ours, _ in pipes]
+        theirs = [end for _, end in pipes]
+        self._process = context.Process(target=_first_worker, args=(theirs, self._connections), daemon=True)
+        self._process.start()
+        for end in theirs:
+            end.close()
+        self._pending = [[] for _ in pipes]
 
     def __enter__(self) -> FigurePool:
         return self
@@ -165,27 +233,24 @@ class FigurePool:
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         self.close(abort=kind is not None)
 
-    def submit(self, worker: int, name: str, *arguments: Any) -> None:
-        """Draw figure `name` (a key of DRAW) with `arguments` in worker `worker` (modulo the number of
-        workers), or here and now when there are none."""
+    def submit(self, worker: int, name: str, folder: Path, arms: list[str], *arguments: Any) -> None:
+        """Draw figure `name` (a key of DRAW) with `arguments` into `folder` in worker `worker` (modulo the
+        number of workers), or here and now when there are none; `arms` gives each arm its colour."""
         if not self._connections:
-            self._drawer.draw(name, arguments)
+            draw(name, folder, arms, arguments)
             return
         index = worker % len(self._connections)
-        self._connections[index].send((name, arguments))
+        self._connections[index].send((name, folder, arms, arguments))
         self._pending[index].append(name)
 
     def wait(self) -> None:
         """Block until every submitted figure is written; re-raise the first worker error."""
-        workers = zip(self._connections, self._pending, self._processes, strict=True)
-        for connection, pending, process in workers:
+        for connection, pending in zip(self._connections, self._pending, strict=True):
             while pending:
                 try:
                     reply = connection.recv()
                 except EOFError:
-                    raise RuntimeError(
-                        f"figure worker exited (code {process.exitcode}) before drawing {pending[0]}"
-                    ) from None
+                    raise RuntimeError(f"a figure worker exited before drawing {pending[0]}") from None
                 if reply[0] == "error":
                     raise reply[1] from RuntimeError(f"in the figure worker:\n{reply[2]}")
                 pending.pop(0)
@@ -193,12 +258,15 @@ class FigurePool:
     def close(self, abort: bool = False) -> None:
         """Stop the workers: each exits on the None sent here once its figures are drawn, or at once when
         `abort` (the report failed: its folder is thrown away)."""
-        for connection, process in zip(self._connections, self._processes, strict=True):
-            if abort:
-                process.terminate()
-            else:
+        if self._process is None:
+            return
+        if abort:
+            self._process.terminate()  # the first worker kills the others before it exits
+        for connection in self._connections:
+            if not abort:
                 with contextlib.suppress(OSError):  # the worker is gone already
                     connection.send(None)
-            process.join()
+        self._process.join()
+        for connection in self._connections:
             connection.close()
-        self._connections, self._processes, self._pending = [], [], []
+        self._connections, self._pending, self._process = [], [], None

@@ -5,6 +5,7 @@ with none is marked rather than left blank."""
 
 from __future__ import annotations
 
+import io
 import math
 import textwrap
 from collections.abc import Mapping
@@ -14,27 +15,81 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.image
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from amnesia.config import Config
 from amnesia.decay import CURVE_CODES, FLAT, decayed
-from reports.logread import RunData
+from reports.figurepool import Timeline
 
 DAY = 86400.0
 
 
+DPI = 120
+PAD = 0.1  # inches of white around the drawn content (matplotlib's savefig.pad_inches)
+# Inches of canvas around the figure's own box when it is drawn: a legend to the right of the plot, long tick
+# labels or a title may reach past the box, and must land on the canvas to be kept. What reaches past these
+# margins touches the canvas edge (everything here is anchored to a plot or to the box), and such a figure
+# is laid out the slow way.
+MARGINS = (1.0, 0.5, 3.5, 0.5)  # left, bottom, right, top (a figure reaching past them is laid out again)
+
+
+def _content_box(fig: plt.Figure) -> tuple[Any, np.ndarray] | None:
+    """Draw `fig` once (Agg, DPI) on its box grown by MARGINS and crop to what was drawn plus PAD: the
+    bounding box in inches and the cropped RGBA pixels. None when something reaches the canvas edge (it
+    may be cut: the caller lays the figure out the slow way)."""
+    from matplotlib.transforms import Bbox
+
+    width, height = fig.get_size_inches()
+    left, bottom, right, top = MARGINS
+    canvas = Bbox.from_extents(-left, -bottom, width + right, height + top)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="rgba", dpi=DPI, bbox_inches=canvas, pad_inches=0)
+    rows, columns = round(canvas.height * DPI), round(canvas.width * DPI)
+    pixels = np.frombuffer(buffer.getbuffer(), dtype=np.uint8).reshape(rows, columns, 4)
+    drawn = (pixels[:, :, :3] != 255).any(axis=2) | (pixels[:, :, 3] != 255)
+    used_rows, used_columns = np.flatnonzero(drawn.any(axis=1)), np.flatnonzero(drawn.any(axis=0))
+    if len(used_rows) == 0:
+        return None
+    first_row, last_row = int(used_rows[0]), int(used_rows[-1]) + 1
+    first_column, last_column = int(used_columns[0]), int(used_columns[-1]) + 1
+    if first_row == 0 or first_column == 0 or last_row == rows or last_column == columns:
+        return None
+    pad = round(PAD * DPI)
+    top_row, bottom_row = max(first_row - pad, 0), min(last_row + pad, rows)
+    left_column, right_column = max(first_column - pad, 0), min(last_column + pad, columns)
+    box = Bbox.from_extents(
+        canvas.x0 + left_column / DPI,
+        canvas.y1 - bottom_row / DPI,
+        canvas.x0 + right_column / DPI,
+        canvas.y1 - top_row / DPI,
+    )
+    return box, pixels[top_row:bottom_row, left_column:right_column]
+
+
 def save_figure(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
-    """Save `fig` as folder/name.png and .svg (byte-identical across rebuilds) and close it."""
+    """Save `fig` as folder/name.png and .svg, cropped to what it draws (byte-identical across rebuilds),
+    and close it.
+
+    The figure is laid out and drawn once for the PNG (see `_content_box`) and once for the SVG, on the
+    PNG's box: `bbox_inches="tight"` would lay it out once more for each file, each file on its own box."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
-    for path in paths:
-        # Fixed metadata, and SVG ids hashed with a fixed salt rather than a random one, keep the files
-        # byte-identical across rebuilds of the same run.
-        metadata = {"Date": None} if path.suffix == ".svg" else {"Software": None}
-        with plt.rc_context({"svg.hashsalt": "amnesia-bench"}):
-            fig.savefig(path, dpi=120, metadata=metadata, bbox_inches="tight")
+    found = _content_box(fig)
+    if found is None:  # laid out once more, with matplotlib's tight box, for both files
+        fig.set_dpi(DPI)
+        box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(PAD)
+    else:
+        box, pixels = found
+        matplotlib.image.imsave(paths[0], pixels, format="png", dpi=DPI, metadata={"Software": None})
+    # Fixed metadata, and SVG ids hashed with a fixed salt rather than a random one, keep the files
+    # byte-identical across rebuilds of the same run.
+    with plt.rc_context({"svg.hashsalt": "amnesia-bench"}):
+        if found is None:
+            fig.savefig(paths[0], dpi=DPI, metadata={"Software": None}, bbox_inches=box)
+        fig.savefig(paths[1], dpi=DPI, metadata={"Date": None}, bbox_inches=box)
     plt.close(fig)
     return paths
 
@@ -88,11 +143,14 @@ def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path, colors: Mappin
     return save_figure(fig, folder, "stale_error_by_arm_group")
 
 
-def context_tokens_over_time(data: RunData, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
+def context_tokens_over_time(
+    calls: pd.DataFrame, tasks_per_arm: pd.Series, folder: Path, colors: Mapping[str, tuple]
+) -> list[Path]:
+    """Per arm, the prompt tokens of its calls (`calls`: arm, sim_time, prompt_tokens) summed over simulated
+    time, per task (`tasks_per_arm`: arm -> tasks)."""
     fig, ax = plt.subplots(figsize=(8, 4))
-    tasks_per_arm = data.tasks.groupby("arm").size()
-    for arm, calls in data.calls.groupby("arm", sort=False):
-        ordered = calls.sort_values("sim_time")
+    for arm, part in calls.groupby("arm", sort=False):
+        ordered = part.sort_values("sim_time")
         per_time = ordered.groupby("sim_time")["prompt_tokens"].sum().cumsum() / tasks_per_arm[arm]
         label = f"{arm} ({tasks_per_arm[arm]} tasks)"
         ax.step(per_time.index / DAY, per_time.to_numpy(), where="post", label=label, color=colors[arm])
@@ -169,19 +227,15 @@ def _config_value(config: Any, name: str) -> Any:
     return None
 
 
-def strength_timeline(data: RunData, arm: str, task_id: str, folder: Path) -> list[Path]:
+def strength_timeline(timeline: Timeline, folder: Path) -> list[Path]:
     """Each item's strength, recomputed with amnesia.decay from its write and touch records."""
     defaults = Config()
-    config = data.arm_configs.get(arm, {})
+    config, events, horizon = timeline.config, timeline.events, timeline.horizon
+    arm, task_id = timeline.arm, timeline.task_id
     stale_at = _config_value(config, "stale_strength") or defaults.stale_strength
     forgotten_at = _config_value(config, "forgotten_strength") or defaults.forgotten_strength
     k = _config_value(config, "decay_k") or defaults.decay_k
     zero_at_ttl = (_config_value(config, "decay_mode") or defaults.decay_mode) == "forget"  # rank: no cut-off
-    events = data.memory[(data.memory["arm"] == arm) & (data.memory["task_id"] == task_id)]
-    events = events[events["run"] == events["run"].min()].sort_values("sim_time", kind="stable")
-    horizon = float(
-        data.tasks[(data.tasks["arm"] == arm) & (data.tasks["task_id"] == task_id)]["horizon"].max()
-    )
     fig, ax = plt.subplots(figsize=(8, 4))
     for item_id, item in events.groupby("item_id", sort=False):
         write = item[item["event"] == "write"]

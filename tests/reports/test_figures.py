@@ -3,10 +3,14 @@ labelled runs (the sweep report's entry point)."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
+import pytest
+from PIL import Image
 
 from reports.build import compute_tables
-from reports.figures import arm_colors
+from reports.figures import DPI, PAD, arm_colors, plt, save_figure
 from reports.tradeoff import tradeoff_figure, tradeoff_points
 
 
@@ -36,3 +40,19 @@ def test_every_age_bin_is_reported_with_its_count_even_when_empty(write_run, tmp
     assert not empty.empty and empty["rate"].isna().all()
     assert by_age.attrs["stale_probes"] == 2 and by_age.attrs["covered"] == 2
     assert isinstance(by_age, pd.DataFrame)
+
+
+@pytest.mark.parametrize("label", [10, 40, 90, 400])  # characters: the legend ends inside / past the margins
+def test_a_figure_is_cropped_to_all_it_draws_however_far_its_legend_reaches(tmp_path, label):
+    """The PNG is the drawn content plus the pad, as `bbox_inches="tight"` gives it, also when the legend
+    beside the plot reaches past the canvas margins (the figure is then laid out the slow way); the SVG
+    has the same box."""
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=DPI)  # text is measured at the dpi it is drawn at
+    ax.plot([0, 1], [0, 1], label="x" * label)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(PAD)
+    png, svg = save_figure(fig, tmp_path, "f")
+    width, height = Image.open(png).size
+    assert abs(width - tight.width * DPI) <= 6 and abs(height - tight.height * DPI) <= 6  # 0.05 in
+    view = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg.read_text()).groups()
+    assert abs(float(view[0]) / 72 - width / DPI) < 0.05 and abs(float(view[1]) / 72 - height / DPI) < 0.05

@@ -34,14 +34,19 @@ def test_workers_change_nothing_in_the_report_and_rebuilds_are_byte_identical(wr
         assert mismatch == [] and errors == []
 
 
-@pytest.mark.parametrize("workers", [0, 2])
-def test_a_figure_that_fails_fails_the_report_and_leaves_no_folder(write_run, tmp_path, monkeypatch, workers):
+@pytest.mark.parametrize(
+    ("workers", "figure"),
+    [(0, "tradeoff"), (2, "tradeoff"), (2, "stale_error_vs_age")],  # drawn by the first / the second worker
+)
+def test_a_figure_that_fails_fails_the_report_and_leaves_no_folder(
+    write_run, tmp_path, monkeypatch, workers, figure
+):
     run = write_run(tmp_path / "run")
 
     def broken(*args):
-        raise ReportInputError("tradeoff: broken on purpose")
+        raise ReportInputError(f"{figure}: broken on purpose")
 
-    monkeypatch.setitem(figurepool.DRAW, "tradeoff", broken)  # forked workers inherit the patch
+    monkeypatch.setitem(figurepool.DRAW, figure, broken)  # forked workers inherit the patch
     with pytest.raises(ReportInputError, match="broken on purpose"):
         build_report(run, out=tmp_path / "report", resamples=100, workers=workers)
     assert not (tmp_path / "report").exists()
