@@ -131,12 +131,12 @@ def forget_at(item: MemoryItem, config: Config) -> float | None:
     if item.pinned or not config.auto_expire:
         return None
     when = math.inf
-    if item.ttl is not None and forgets_by_time(config):
+    if item.ttl is not None and config.decay_mode == "forget":  # forgets_by_time, inline: every write asks
         idle = item.ttl * idle_fraction(item.strength, item.curve, config.forgotten_strength, config.decay_k)
         when = item.last_accessed_at + idle
     if item.expires_at is not None:
         when = min(when, item.expires_at)
-    return None if math.isinf(when) else when
+    return None if when == math.inf else when  # math.isinf, less a call: `when` is never -inf or nan
 
 
 def stale_at(item: MemoryItem, config: Config) -> float | None:

@@ -136,8 +136,12 @@ class Amnesia:
         may have taken the free bytes or written the same key), the commit refuses and the write is
         planned again on a fresh load."""
         for _ in range(WRITE_ATTEMPTS):
-            retired = self._index.supersession_targets(item, retire_id)
-            evicted = self._make_room(item, retired, now)
+            # Most writes supersede nothing and fit (`overflow` <= 0 with nothing retired): two tests
+            # instead of two calls.
+            simple = retire_id is None and item.key is None
+            retired = [] if simple else self._index.supersession_targets(item, retire_id)
+            fits = simple and self._index.bytes + item.size_bytes <= self.config.max_store_bytes
+            evicted = [] if fits else self._make_room(item, retired, now)
             try:
                 return self._write(item, retired, evicted, now)
             except StoreConflict:

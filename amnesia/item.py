@@ -198,9 +198,10 @@ def new_item(
         except UnicodeEncodeError as error:  # lone surrogates: undecodable bytes smuggled into a str
             raise InvalidInput(f"content: not valid UTF-8 text (character {error.start})") from None
     refuse_secrets(content)
-    check_choice("kind", kind, KINDS)
-    check_choice("source", source, SOURCES)
-    check_choice("scope", scope, SCOPES)
+    if kind not in KINDS or source not in SOURCES or scope not in SCOPES:  # one test, not three calls
+        check_choice("kind", kind, KINDS)
+        check_choice("source", source, SOURCES)
+        check_choice("scope", scope, SCOPES)
     if source != "user":  # text a tool or web page produced must not smuggle instructions into prompts
         refuse_injection(content)
     if not isinstance(pin, bool):

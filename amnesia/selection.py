@@ -26,7 +26,7 @@ import numpy as np
 
 from amnesia.durations import format_duration
 from amnesia.item import MemoryItem
-from amnesia.tokens import count_tokens
+from amnesia.tokens import count_id_tokens, count_tokens
 from amnesia.views import InjectionDecision
 
 HEADER_TITLE = "AMNESIA MEMORY"
@@ -90,7 +90,7 @@ def static_line_tokens(item: MemoryItem) -> int:
     """Tokens of the item's block line without its age. No token spans a space or a bracket, so the line's
     count is the sum of its parts': the content's is `item.tokens` (counted once on write), the id's is
     counted here, and the rest depends only on the kind, the pin and the trust."""
-    return count_tokens(item.id) + _head_tokens(item.kind, item.pinned, item.untrusted) + item.tokens
+    return count_id_tokens(item.id) + _head_tokens(item.kind, item.pinned, item.untrusted) + item.tokens
 
 
 @cache  # a handful of combinations; every write asks

@@ -8,6 +8,7 @@ It over-counts slightly for English prose compared with tiktoken, which keeps bu
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _CJK = (
     "\u3040-\u30ff"  # hiragana, katakana
@@ -37,6 +38,20 @@ def count_tokens(text: str) -> int:
         marks = marks.replace(b"aaaa", b"b").replace(b"aaa", b"a").replace(b"aa", b"a")
         return len(marks) - marks.count(b" ")
     return len(_TOKEN.findall(text))
+
+
+@lru_cache(maxsize=256)
+def _tokens_of_shape(shape: bytes) -> int:
+    # The classes text is counted like the text: "a" is a word character, " " a space, "." anything else.
+    return count_tokens(shape.decode("ascii"))
+
+
+def count_id_tokens(text: str) -> int:
+    """count_tokens(text), cached by the text's shape (its ASCII character classes): ids come in a few shapes
+    ("m-" and 12 hex digits), and every write counts one."""
+    if text.isascii():
+        return _tokens_of_shape(text.encode("ascii").translate(_ASCII_CLASSES))
+    return count_tokens(text)
 
 
 def has_cjk(text: str) -> bool:

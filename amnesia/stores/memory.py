@@ -5,15 +5,17 @@ out copies, so a second engine on the same store never shares mutable state with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
-from itertools import repeat
-from operator import attrgetter
+from itertools import islice, repeat
+from operator import attrgetter, itemgetter
 
 from amnesia.audit import FORGET_REASONS, AuditEntry, new_secret
 from amnesia.item import MemoryItem
 
 _ITEM_ID = attrgetter("item_id")
+_AT = itemgetter(AuditEntry._fields.index("at"))  # a field of a named tuple: by position is cheapest
 
 
 class InMemoryStore:
@@ -23,6 +25,9 @@ class InMemoryStore:
         self.secret = secret if secret is not None else new_secret()
         self._items: dict[str, dict[str, MemoryItem]] = {}
         self._audit: dict[str, list[AuditEntry]] = {}
+        # Per workspace, (n, t): no entry among the log's first n is older than t. Every sweep prunes, and
+        # most have nothing to prune: then only the entries appended since the last prune are looked at.
+        self._oldest: dict[str, tuple[int, float]] = {}
 
     def load_items(self, workspace_id: str) -> list[MemoryItem]:
         return [replace(item) for item in self._items.get(workspace_id, {}).values()]
@@ -43,9 +48,9 @@ class InMemoryStore:
             # C-level passes (map): a sweep may forget tens of thousands.
             deleted = list(map(_ITEM_ID, forget))
             found = list(map(items.pop, deleted, repeat(None)))
-            gone = list(forget)
+            gone = forget
             if not all(found):  # some were gone already (another engine on this store forgot them)
-                gone = [entry for entry, item in zip(gone, found, strict=True) if item is not None]
+                gone = [entry for entry, item in zip(forget, found, strict=True) if item is not None]
                 deleted = [entry.item_id for entry in gone]
             log.extend(gone)
             log.extend(audit)
@@ -70,8 +75,15 @@ class InMemoryStore:
 
     def prune_audit(self, workspace_id: str, before: float) -> int:
         log = self._audit.get(workspace_id, [])
+        checked, oldest = self._oldest.get(workspace_id, (0, math.inf))
+        if checked < len(log):
+            oldest = min(oldest, min(map(_AT, islice(log, checked, None))))
+        if before <= oldest:  # nothing older than `before`
+            self._oldest[workspace_id] = (len(log), oldest)
+            return 0
         kept = [e for e in log if e.at >= before]
         self._audit[workspace_id] = kept
+        self._oldest[workspace_id] = (len(kept), min(map(_AT, kept), default=math.inf))
         return len(log) - len(kept)
 
     def changed_externally(self) -> bool:

@@ -1,0 +1,74 @@
+"""More shortcuts for speed, each checked against the plain way: the id token count cached by the id's
+shape, the in-memory store's prune that looks only at entries appended since the last one, and the write
+path's inline "fits and supersedes nothing" test."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
+from amnesia.audit import AuditEntry
+from amnesia.errors import CapacityExceeded
+from amnesia.tokens import count_id_tokens, count_tokens
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=40) | st.from_regex(r"[a-z]{1,3}[-_.:][0-9a-f]{1,16}", fullmatch=True))
+def test_the_id_token_count_cached_by_shape_equals_a_fresh_count(text):
+    assert count_id_tokens(text) == count_tokens(text)
+    assert count_id_tokens(text) == count_tokens(text)  # the second time from the cache
+
+
+prune_step = st.one_of(
+    st.tuples(st.just("commit"), st.lists(st.floats(min_value=0.0, max_value=100.0), max_size=5)),
+    st.tuples(st.just("prune"), st.floats(min_value=-1.0, max_value=101.0)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(prune_step, max_size=30))
+def test_pruning_with_the_oldest_entry_tracked_equals_filtering_the_whole_log(steps):
+    """Entries may arrive in any time order (clocks of several engines, restores): whatever the order, a prune
+    drops exactly the entries older than its cut-off and keeps the rest in order."""
+    store = InMemoryStore(secret=b"k" * 32)
+    expected: list[AuditEntry] = []
+    number = itertools.count()
+    for action, value in steps:
+        if action == "commit":
+            entries = [AuditEntry(f"m-{next(number)}", "fact", "manual", at, "h", "w") for at in value]
+            store.commit("w", audit=entries)
+            expected += entries
+        else:
+            kept = [entry for entry in expected if entry.at >= value]
+            assert store.prune_audit("w", value) == len(expected) - len(kept)
+            expected = kept
+        assert store.audit_entries("w") == expected[::-1]
+
+
+@pytest.mark.parametrize("room", [0, 10, 11])
+def test_a_write_that_just_fits_or_just_does_not_evicts_as_the_byte_count_says(room):
+    """The write path's inline capacity test (nothing superseded: bytes + size <= max_store_bytes) agrees
+    with `overflow` at the boundary: a write that fits exactly evicts nothing, one byte more evicts."""
+    clock = SimulatedClock(0.0)
+    counter = itertools.count()
+    engine = Amnesia(
+        config=Config(max_store_bytes=20 + room, max_item_bytes=20),
+        clock=clock,
+        id_factory=lambda: f"m-{next(counter)}",
+    )
+    engine.remember("0123456789", ttl=60.0)  # 10 bytes
+    engine.remember("abcdefghij", ttl=60.0)  # 10 bytes: 20 in all
+    if room == 0:
+        written = engine.remember("x", ttl=60.0)
+        assert written.evicted == ("m-0",)
+    else:
+        written = engine.remember("k" * room, ttl=60.0)
+        assert written.evicted == ()
+    assert engine.status().bytes <= 20 + room
+    engine.remember("pinned: its bytes", pin=True, ttl=None)
+    with pytest.raises(CapacityExceeded):  # nothing unpinned could make room: nothing dropped
+        engine.remember("z" * 20, ttl=60.0)
