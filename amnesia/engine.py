@@ -386,7 +386,8 @@ class Amnesia:
             "budget_tokens": budget,
             "at": now,
         }
-        self._events.emit("injected", injected_payload(self._last_injection, injection))
+        if self._events.has_listeners("injected"):  # the payload copies every item ref: only when heard
+            self._events.emit("injected", injected_payload(self._last_injection, injection))
         return injection
 
     def report_answer(

@@ -96,7 +96,14 @@ def _plan_small(
         key=lambda s: (-(strength[s] + 2.0 * pinned[s]), -anchor[s], -created[s], seq[s]),
     )
     costs = [line_tokens[s] + age_tokens(now - created[s]) for s in ordered]
-    selection = fill_budget(_LazyCandidates(index, ordered, strengths, None), costs, budget, now)
+    items, ids = index.items, columns.ids
+    # Every candidate is built (a small store's are few): as _LazyCandidates builds them, less its laziness.
+    candidates = [
+        Candidate(item, strength[s], "pinned first" if item.pinned else f"strength {strength[s]:.3f}")
+        for s in ordered
+        for item in (items[ids[s]],)
+    ]
+    selection = fill_budget(candidates, costs, budget, now)
     excluded["not_reached"] = selection.not_reached
     return selection, excluded
 

@@ -59,12 +59,18 @@ class Selection:
         return tuple({"id": c.item.id, "tokens": tokens[c.item.id]} for c in self.chosen)
 
 
+@lru_cache(maxsize=4096)  # the same ages recur: every call of a session shares its `now`
+def _age(seconds: float) -> str:
+    """An item's age as its block line shows it (negative: "0s")."""
+    return format_duration(max(0.0, seconds))
+
+
 def _line_head(item: MemoryItem, now: float) -> list[str]:
     """The parts of an item's block line before its content."""
     parts = [f"- [{item.id}] {item.kind}"]
     if item.pinned:
         parts.append("pinned")
-    parts.append(f"written {format_duration(max(0.0, now - item.created_at))} ago")
+    parts.append(f"written {_age(now - item.created_at)} ago")
     if item.untrusted:
         parts.append("untrusted")
     return parts
@@ -101,9 +107,16 @@ def _head_tokens(kind: str, pinned: bool, untrusted: bool) -> int:
     return count_tokens(_SEPARATOR.join([*_line_head(stub, stub.created_at), ""])) - 1
 
 
+@lru_cache(maxsize=4096)
 def age_tokens(seconds: float) -> int:
     """Tokens of the age `seconds` (negative: 0) as a block line shows it."""
-    return count_tokens(format_duration(max(0.0, seconds)))
+    return count_tokens(_age(seconds))
+
+
+# Block lines and headers recur from call to call (the same items at the same ages, on every arm of a task),
+# and a line's separator makes it non-ASCII, which count_tokens counts with its slower regex: each text is
+# counted once.
+_counted = lru_cache(maxsize=4096)(count_tokens)
 
 
 def duration_tokens(seconds: np.ndarray) -> np.ndarray:
@@ -123,13 +136,16 @@ def duration_tokens(seconds: np.ndarray) -> np.ndarray:
     return (-(-length // 4)).astype(np.int64)
 
 
-def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int, now: float) -> Selection:
+def fill_budget(
+    candidates: Sequence[Candidate], costs: np.ndarray | list[int], budget: int, now: float
+) -> Selection:
     """Greedy fill in candidate order; `costs[i]` is the token count of candidate i's line (see
     `static_line_tokens` + `duration_tokens`), so only the lines that are taken get rendered. Decisions cover
     every candidate up to the last one taken or reported and EXPLAINED_AFTER_LAST more; later ones are only
     counted (`not_reached`)."""
     available = budget - header_reserve(budget)
-    costs = np.asarray(costs, dtype=np.int64).tolist()  # walked one by one: Python ints are faster here
+    if type(costs) is not list:  # walked one by one: Python ints are faster here
+        costs = np.asarray(costs, dtype=np.int64).tolist()
     pinned_count = 0
     while pinned_count < len(costs) and candidates[pinned_count].item.pinned:
         pinned_count += 1
@@ -141,7 +157,7 @@ def fill_budget(candidates: Sequence[Candidate], costs: np.ndarray, budget: int,
         if cost <= available:
             candidate = candidates[index]
             line = render_line(candidate, now)
-            line_tokens = count_tokens(line)
+            line_tokens = _counted(line)
             available -= line_tokens
             chosen[index] = (candidate, line, line_tokens)
         elif index < pinned_count:
@@ -188,11 +204,11 @@ def _assemble(lines: list[str], body_tokens: int, budget: int) -> tuple[str, int
     if not lines:
         return "", 0
     body = "\n".join(lines)
-    total = body_tokens + count_tokens(render_header(len(lines), body_tokens, budget))
+    total = body_tokens + _counted(render_header(len(lines), body_tokens, budget))
     # The header states the block's own total; its digit count can move the total, so settle on a fixed point.
     for _ in range(4):
         header = render_header(len(lines), total, budget)
-        settled = body_tokens + count_tokens(header)
+        settled = body_tokens + _counted(header)
         if settled == total:
             break
         total = settled

@@ -15,6 +15,7 @@ import json
 import shutil
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,19 @@ def derive_seed(*parts: object) -> int:
     """A stable 63-bit seed from its parts (never Python's salted hash())."""
     digest = hashlib.sha256("\x1f".join(str(part) for part in parts).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+# The arms of a task are replayed one after the other (runners.runner) and meet the same turns, writes and
+# (often) answers: what depends only on those is worked out once per task, not once per arm.
+_turn_seed = lru_cache(maxsize=4096)(derive_seed)
+
+
+@lru_cache(maxsize=4096)
+def _asserted(text: str, values: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(asserted_values(text, values))
+
+
+_classified = lru_cache(maxsize=4096)(classify)
 
 
 def build_messages(
@@ -139,7 +153,7 @@ class _FactTimes:
         self._values = tuple({v: None for p in task.probes for v in p.expect})
 
     def record(self, content: str, now: float) -> None:
-        for value in asserted_values(content, self._values):
+        for value in _asserted(content, self._values):
             self._written_at[value] = now
 
     def changed_at(self, probe: ProbeSpec) -> float | None:
@@ -223,7 +237,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                     messages=messages,
                     candidates=turn.probe.candidates if turn.probe else (),
                     is_probe=turn.probe is not None,
-                    seed=derive_seed(job.seed, turn_ordinal),
+                    seed=_turn_seed(job.seed, turn_ordinal),
                 )
                 turn_ordinal += 1
                 tools = arm.tools
@@ -237,7 +251,8 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                     calls += 1
                 if turn.probe is not None:
                     probes += 1
-                    classification, matched = classify(response.text, turn.probe)
+                    classification, shared = _classified(response.text, turn.probe)
+                    matched = {kind: list(values) for kind, values in shared.items()}  # cache's: as-is
                     log.write(
                         ProbeRecord(
                             **where,

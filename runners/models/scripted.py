@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -71,15 +72,18 @@ def _line_age(text: str, position: int) -> float | None:
     return parse_duration(match.group(1), field="written ago") if match else None
 
 
-def _occurrences(text: str, candidates: tuple[str, ...]) -> list[_Occurrence]:
-    return [
+@lru_cache(maxsize=256)  # the arms of a task often build the same prompt (nothing forgotten yet)
+def _occurrences(text: str, candidates: tuple[str, ...]) -> tuple[_Occurrence, ...]:
+    return tuple(
         _Occurrence(m.value, m.start, _line_age(text, m.start))
         for m in find_mentions(text, candidates)
         if not m.negated
-    ]
+    )
 
 
-def choose(strategy: Strategy, occurrences: list[_Occurrence], candidates: tuple[str, ...], seed: int) -> str:
+def choose(
+    strategy: Strategy, occurrences: Sequence[_Occurrence], candidates: tuple[str, ...], seed: int
+) -> str:
     """The value to answer with; `occurrences` is non-empty and in prompt order."""
     if strategy == "first":
         return occurrences[0].value
@@ -175,7 +179,7 @@ class ScriptedModel:
     def answer(self, request: ModelRequest) -> str:
         if not request.is_probe:
             return ACK_TEXT
-        occurrences = _occurrences(_context_text(request.messages), request.candidates)
+        occurrences = _occurrences(_context_text(request.messages), tuple(request.candidates))
         if not occurrences:
             return ABSTAIN_TEXT
         return choose(self.strategy, occurrences, request.candidates, request.seed)
@@ -195,6 +199,6 @@ class ScriptedModel:
         """The recall call to make first (tool-using variant, a probe whose answer is not in the prompt)."""
         if not (self.calls_tools and request.is_probe and request.tools) or _already_called(request):
             return None
-        if _occurrences(_context_text(request.messages), request.candidates):
+        if _occurrences(_context_text(request.messages), tuple(request.candidates)):
             return None
         return recall_call(request)
