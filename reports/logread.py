@@ -18,9 +18,8 @@ from typing import Any
 import pandas as pd
 
 from tasks.errors import ReportInputError
-from tasks.logschema import MANIFEST_FORMAT, MEMORY_TYPES, ModelCall, ToolCall, read_log, required_fields
+from tasks.logschema import MANIFEST_FORMAT, SUMMARY_COLUMNS, read_log, read_pair
 
-_CALL_FIELDS = required_fields(ModelCall.TYPE)
 TASK_FIELDS = ("id", "group", "category")
 
 
@@ -125,93 +124,27 @@ def read_log_file(path: Path) -> list[dict[str, Any]]:
     """The records of one finished pair, checked against the log schema (`tasks.logschema.read_log`), plus
     the task fields a report needs; raises `ReportInputError` naming file:line on the first bad line."""
     records = read_log(path)
-    task = records[0]["task"]
-    for name in TASK_FIELDS:
-        if not isinstance(task, dict) or name not in task:
-            raise ReportInputError(f"{path}:1: task.{name}: missing in task_start")
+    _check_task(path, records[0])
     return records
 
 
-def _rows(records: list[dict[str, Any]], run: int, task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    context = {"run": run, "group": task["group"], "category": task["category"]}
-    rows: dict[str, list[dict[str, Any]]] = {"calls": [], "injections": [], "probes": [], "memory": []}
-    tools_per_turn = _tool_calls_per_turn(records)
-    for record in records:
-        kind = record["type"]
-        base = {**context, "arm": record["arm"], "task_id": record["task_id"], "sim_time": record["sim_time"]}
-        if kind == "model_call":
-            rows["calls"].append(
-                {
-                    **base,
-                    **{k: record[k] for k in _CALL_FIELDS},
-                    "cached": bool(record.get("cached", False)),
-                    "wall_ms": record.get("wall_ms"),
-                }
-            )
-        elif kind == "injection":
-            rows["injections"].append(
-                {
-                    **base,
-                    "session_index": record["session_index"],
-                    "turn_index": record["turn_index"],
-                    "block": record["block"],
-                    "tokens": record["tokens"],
-                    "budget_tokens": record.get("budget_tokens"),
-                    "item_ids": tuple(item["id"] for item in record["items"]),
-                }
-            )
-        elif kind == "probe":
-            rows["probes"].append(
-                {
-                    **base,
-                    "lang": task.get("lang", "en"),
-                    "session_index": record["session_index"],
-                    "turn_index": record["turn_index"],
-                    "expect": tuple(record["expect"]),
-                    "stale": tuple(record["stale"]),
-                    "poison": tuple(record["poison"]),
-                    "abstain": bool(record["abstain"]),
-                    "answer": record["answer"],
-                    "classification": record["classification"],
-                    "fact_changed_at": record.get("fact_changed_at"),
-                    "mechanism": record.get("mechanism") or "",
-                    "evidence_memories": record.get("evidence_memories"),
-                    "gold_answer": record.get("gold_answer"),
-                    "tool_calls": tools_per_turn.get((record["session_index"], record["turn_index"]), 0),
-                }
-            )
-        elif kind in MEMORY_TYPES:
-            rows["memory"].append(
-                {
-                    **base,
-                    "event": kind.removeprefix("memory_"),
-                    "item_id": record.get("item_id"),
-                    "content": record.get("content"),
-                    "key": record.get("key"),
-                    "source": record.get("source"),
-                    "ttl": record.get("ttl"),
-                    "pinned": record.get("pinned"),
-                    "curve": record.get("curve"),
-                    "strength": record.get("strength"),
-                    "reason": record.get("reason"),
-                    "expires_at": record.get("expires_at"),
-                }
-            )
-    return rows
+def read_pair_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The task_start and task_end (with its summary) of one finished pair (`tasks.logschema.read_pair`),
+    plus the task fields a report needs."""
+    start, end = read_pair(path)
+    _check_task(path, start)
+    return start, end
 
 
-def _tool_calls_per_turn(records: list[dict[str, Any]]) -> dict[tuple[int, int], int]:
-    """(session, turn) -> how many tool calls the model made in that turn."""
-    counts: dict[tuple[int, int], int] = {}
-    for record in records:
-        if record["type"] == ToolCall.TYPE:
-            turn = (record["session_index"], record["turn_index"])
-            counts[turn] = counts.get(turn, 0) + 1
-    return counts
+def _check_task(path: Path, start: dict[str, Any]) -> None:
+    task = start["task"]
+    for name in TASK_FIELDS:
+        if not isinstance(task, dict) or name not in task:
+            raise ReportInputError(f"{path}:1: task.{name}: missing in task_start")
 
 
 COLUMNS = {
-    "calls": ["run", "group", "category", "arm", "task_id", "sim_time", *_CALL_FIELDS],
+    "calls": ["run", "group", "category", "arm", "task_id", "sim_time", *SUMMARY_COLUMNS["calls"][1:6]],
     "injections": ["run", "group", "category", "arm", "task_id", "sim_time", "tokens", "block", "item_ids"],
     "probes": [
         "run",
@@ -228,33 +161,54 @@ COLUMNS = {
 }
 
 
+_CONTEXT = ("run", "group", "category", "arm", "task_id")  # each frame's first columns: whose row it is
+_TUPLES = frozenset({"item_ids", "expect", "stale", "poison"})  # lists in a summary, tuples in a frame
+_SHARED = frozenset({"block", "item_id", "content", "key", "source", "curve", "reason", "event", "answer",
+                     "classification", "mechanism", "gold_answer", "lang"})  # fmt: skip
+
+
 class _Columns:
-    """One record family's rows kept column by column — a list per column rather than a dict per row — with
-    equal strings and tuples stored once across the whole load (`shared`): a label, an item id or a memory
-    block repeated over turns, arms and tasks costs one pointer per row. Same frame as from the rows."""
+    """One record family's rows kept column by column (frame column -> list), extended with one pair's
+    summary columns at a time, with equal strings and tuples stored once across the whole load (`shared`):
+    a label, an item id or a memory block repeated over turns, arms and tasks costs one pointer per row."""
 
     def __init__(self, family: str, shared: dict[Any, Any]) -> None:
         self.family = family
-        self.columns: dict[str, list[Any]] = {}
+        names = SUMMARY_COLUMNS[family]
+        # probes carry the task's language right after sim_time (a column of the task, not the summary)
+        extra = ("lang",) if family == "probes" else ()
+        self.columns: dict[str, list[Any]] = {name: [] for name in (*_CONTEXT, names[0], *extra, *names[1:])}
         self._shared = shared
 
-    def extend(self, rows: list[dict[str, Any]]) -> None:
+    def extend(self, context: dict[str, Any], summary: dict[str, list[Any]]) -> None:
+        """Add one pair's rows: `context` values (every `_CONTEXT` name, and lang for probes) repeated on
+        each row, and the pair's summary columns."""
+        count = len(summary["sim_time"])
+        if not count:
+            return
         shared = self._shared
-        for row in rows:
-            if not self.columns:
-                self.columns = {name: [] for name in row}
-            for name, value in row.items():
-                if type(value) is str:
-                    value = shared.setdefault(value, value)
-                elif type(value) is tuple:
-                    with contextlib.suppress(TypeError):  # a tuple holding a list stays as it is
-                        value = shared.setdefault(value, value)
-                self.columns[name].append(value)
+        for name, column in self.columns.items():
+            if name in context:
+                value = context[name]
+                column.extend([shared.setdefault(value, value) if type(value) is str else value] * count)
+            elif name in _TUPLES:
+                column.extend(_shared_tuple(shared, value) for value in summary[name])
+            elif name in _SHARED:
+                column.extend(shared.setdefault(v, v) if type(v) is str else v for v in summary[name])
+            else:
+                column.extend(summary[name])
 
     def frame(self) -> pd.DataFrame:
-        if not self.columns:
+        if not self.columns["run"]:  # no rows in the whole load
             return pd.DataFrame(columns=COLUMNS[self.family])
         return pd.DataFrame(self.columns)
+
+
+def _shared_tuple(shared: dict[Any, Any], values: list[Any]) -> tuple[Any, ...]:
+    found = tuple(values)
+    with contextlib.suppress(TypeError):  # a tuple holding a list stays as it is
+        found = shared.setdefault(found, found)
+    return found
 
 
 def expand_run_dirs(run_dirs: Sequence[Path | str]) -> list[Path]:
@@ -315,13 +269,15 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
                 raise ReportInputError(f"{logs / arm}: no session logs for arm {arm!r}")
             arm_configs.setdefault(arm, run.manifest.get("arms", {}).get(arm, {}))
             for path in files:
-                records = read_log_file(path)
-                start, end = records[0], records[-1]
-                task = start["task"]
+                start, end = read_pair_file(path)
+                task, summary = start["task"], end["summary"]
                 task_specs.add(task)
                 task_sets.setdefault(arm, set()).add(task["id"])
-                for family, rows in _rows(records, run.index, task).items():
-                    families[family].extend(rows)
+                context = {"run": run.index, "group": task["group"], "category": task["category"],
+                           "arm": end["arm"], "task_id": end["task_id"],
+                           "lang": task.get("lang", "en")}  # fmt: skip
+                for family, columns in families.items():
+                    columns.extend(context, summary[family])
                 task_rows.append(
                     {
                         "run": run.index,
@@ -337,8 +293,8 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
                         "model_calls": end["model_calls"],
                         "probes": end["probes"],
                         "wall_seconds": end.get("wall_seconds"),
-                        "tool_calls": sum(record["type"] == ToolCall.TYPE for record in records),
-                        "horizon": max(r["sim_time"] for r in records),
+                        "tool_calls": summary["tool_calls"],
+                        "horizon": summary["horizon"],
                         "file": str(path),
                     }
                 )

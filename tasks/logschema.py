@@ -254,10 +254,12 @@ class SessionEnd(Record):
 @dataclass(frozen=True, kw_only=True)
 class TaskEnd(Record):
     TYPE: ClassVar[str] = "task_end"
-    DOC: ClassVar[str] = "last record: the pair is finished"
+    DOC: ClassVar[str] = "last record: the pair is finished; `summary`: what a report reads from the pair"
     probes: int
     model_calls: int
     wall_seconds: float | None = None
+    # what a report reads from the pair (`PairSummary`), added by `LogWriter`; absent in older logs
+    summary: dict[str, Any] | None = omit_default()  # noqa: RUF009
 
 
 RECORD_TYPES: dict[str, type[Record]] = {
@@ -292,6 +294,114 @@ def required_fields(record_type: str) -> tuple[str, ...]:
 def log_filename(task_id: str) -> str:
     """The log file name of a task (ids may contain "/", file names may not)."""
     return task_id.replace("/", "__") + ".jsonl"
+
+
+SUMMARY_VERSION = 1  # a summary of another version is ignored and worked out again from the records
+# The columns of a summary's record families, in the order the report's frames hold them (each family's
+# rows: one per model call, injection, probe, memory event). The values are those of the records, except:
+# `item_ids` (the injected items' ids, from `items`), `event` (the memory record type without "memory_")
+# and the probes' `tool_calls` (tool calls the model made in the probe's turn).
+SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "calls": ("sim_time", "session_index", "turn_index", "call_index", "prompt_tokens", "completion_tokens",
+              "cached", "wall_ms"),
+    "injections": ("sim_time", "session_index", "turn_index", "block", "tokens", "budget_tokens", "item_ids"),
+    "probes": ("sim_time", "session_index", "turn_index", "expect", "stale", "poison", "abstain", "answer",
+               "classification", "fact_changed_at", "mechanism", "evidence_memories", "gold_answer",
+               "tool_calls"),
+    "memory": ("sim_time", "event", "item_id", "content", "key", "source", "ttl", "pinned", "curve",
+               "strength", "reason", "expires_at"),
+}  # fmt: skip
+_MEMORY_FIELDS = SUMMARY_COLUMNS["memory"][2:]  # read with .get: each memory record type has some of them
+
+
+class PairSummary:
+    """What a report reads from one (arm, task) pair, built record by record: `LogWriter` feeds it every
+    record it writes and stores `finish()` in the pair's `task_end` (`summary`); for a log without one the
+    reader feeds it the records read back (`summarize`). One function for both, so they cannot differ.
+
+    `add` takes a record's type, its `sim_time` and its fields (a written record's `fields()`, or a line
+    read by `read_log`, whose envelope keys are ignored). Lists and dicts are copied: the summary is encoded
+    when the pair ends, after the arm may have reused them."""
+
+    def __init__(self) -> None:
+        self._columns = {family: {name: [] for name in names} for family, names in SUMMARY_COLUMNS.items()}
+        self._tools: dict[tuple[int, int], int] = {}  # (session, turn) -> tool calls the model made
+        self._probe_turns: list[tuple[int, int]] = []
+        self._horizon: float | None = None
+        self._add: dict[str, Callable[[float, Any], None]] = {
+            ModelCall.TYPE: self._call,
+            InjectionRecord.TYPE: self._injection,
+            ProbeRecord.TYPE: self._probe,
+            ToolCall.TYPE: self._tool_call,
+            **{kind: functools.partial(self._memory, kind.removeprefix("memory_")) for kind in MEMORY_TYPES},
+        }
+
+    def add(self, kind: str, sim_time: float, fields: dict[str, Any]) -> None:
+        """Take one record into the summary."""
+        if self._horizon is None or sim_time > self._horizon:
+            self._horizon = sim_time
+        add = self._add.get(kind)
+        if add is not None:
+            add(sim_time, fields)
+
+    def finish(self) -> dict[str, Any]:
+        """The summary of the records added so far: {v, horizon (the latest sim_time), tool_calls (how many
+        the model made), calls, injections, probes, memory (family -> column -> values, SUMMARY_COLUMNS)}."""
+        families = {family: {name: list(values) for name, values in columns.items()}
+                    for family, columns in self._columns.items()}  # fmt: skip
+        families["probes"]["tool_calls"] = [self._tools.get(turn, 0) for turn in self._probe_turns]
+        return {"v": SUMMARY_VERSION, "horizon": self._horizon, "tool_calls": sum(self._tools.values()),
+                **families}  # fmt: skip
+
+    def _call(self, sim_time: float, fields: dict[str, Any]) -> None:
+        columns = self._columns["calls"]
+        columns["sim_time"].append(sim_time)
+        for name in ("session_index", "turn_index", "call_index", "prompt_tokens", "completion_tokens"):
+            columns[name].append(fields[name])
+        columns["cached"].append(bool(fields.get("cached", False)))
+        columns["wall_ms"].append(fields.get("wall_ms"))
+
+    def _injection(self, sim_time: float, fields: dict[str, Any]) -> None:
+        columns = self._columns["injections"]
+        columns["sim_time"].append(sim_time)
+        for name in ("session_index", "turn_index", "block", "tokens"):
+            columns[name].append(fields[name])
+        columns["budget_tokens"].append(fields.get("budget_tokens"))
+        columns["item_ids"].append([item["id"] for item in fields["items"]])
+
+    def _probe(self, sim_time: float, fields: dict[str, Any]) -> None:
+        columns = self._columns["probes"]
+        columns["sim_time"].append(sim_time)
+        for name in ("session_index", "turn_index", "answer", "classification"):
+            columns[name].append(fields[name])
+        for name in ("expect", "stale", "poison"):
+            columns[name].append(list(fields[name]))
+        columns["abstain"].append(bool(fields["abstain"]))
+        columns["fact_changed_at"].append(fields.get("fact_changed_at"))
+        columns["mechanism"].append(fields.get("mechanism") or "")
+        found = fields.get("evidence_memories")
+        columns["evidence_memories"].append(dict(found) if found is not None else None)
+        columns["gold_answer"].append(fields.get("gold_answer"))
+        self._probe_turns.append((fields["session_index"], fields["turn_index"]))
+
+    def _tool_call(self, sim_time: float, fields: dict[str, Any]) -> None:
+        turn = (fields["session_index"], fields["turn_index"])
+        self._tools[turn] = self._tools.get(turn, 0) + 1
+
+    def _memory(self, event: str, sim_time: float, fields: dict[str, Any]) -> None:
+        columns = self._columns["memory"]
+        columns["sim_time"].append(sim_time)
+        columns["event"].append(event)
+        for name in _MEMORY_FIELDS:
+            columns[name].append(fields.get(name))
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `PairSummary` of a pair's records as `read_log` returns them."""
+    summary = PairSummary()
+    for record in records:
+        summary.add(record["type"], record["sim_time"], record)
+    return summary.finish()
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -332,6 +442,7 @@ class LogWriter:
         self._task_id = task_id
         self._clock = clock
         self._seq = 0
+        self._summary = PairSummary()  # stored in the pair's task_end
         self._names = f',"arm":{_encode_line(arm)},"task_id":{_encode_line(task_id)}'  # on every line
         self._file = path.open("w", encoding="utf-8", buffering=_BUFFER_BYTES)
 
@@ -340,10 +451,15 @@ class LogWriter:
         latest (no flush per record: the finished-iff-`task_end` rule needs only the order)."""
         # The line is the JSON of {envelope, fields, wall_time} in that order: only the fields need the
         # encoder; the envelope's values are written around them as the encoder would write them.
-        fields = _encode_line(record.fields())
+        now = self._clock.now()
+        values = record.fields()
+        self._summary.add(record.TYPE, now, values)
+        if type(record) is TaskEnd:  # the summary of every record, this one included (the last field)
+            values["summary"] = self._summary.finish()
+        fields = _encode_line(values)
         self._file.write(
             f'{{"v":{LOG_FORMAT_VERSION},"seq":{self._seq},"type":{_layout(type(record)).type_json}{self._names}'
-            f',"sim_time":{_number(self._clock.now())}{"," if len(fields) > 2 else ""}{fields[1:-1]}'
+            f',"sim_time":{_number(now)}{"," if len(fields) > 2 else ""}{fields[1:-1]}'
             f',"wall_time":{_number(time.time())}}}\n'
         )
         self._seq += 1
@@ -404,6 +520,55 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     if records[-1]["type"] != TaskEnd.TYPE:
         raise ReportInputError(f"{path}:{len(records)}: unfinished pair: last record is not task_end")
     return records
+
+
+def read_pair(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The `task_start` and `task_end` records of one finished pair, the latter with its `summary` (what a
+    report needs from the pair, `PairSummary`). A log whose `task_end` carries a summary of this version is
+    read at its first and last lines only (the last found from the end of the file); any other log (older
+    logs, damaged ones) is read whole by `read_log`, with its errors, and summarised from its records."""
+    ends = _read_ends(path)
+    if ends is not None:
+        return ends
+    records = read_log(path)
+    return records[0], {**records[-1], "summary": summarize(records)}
+
+
+_TAIL_BYTES = 1 << 16
+
+
+def _read_ends(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """First and last records when they are a task_start and a task_end with a current summary, each
+    checked like any line; None when anything is off (the caller then reads the whole log)."""
+    with path.open("rb") as handle:
+        first = handle.readline()
+        end = handle.seek(0, 2)
+        start, tail = end, b""
+        while start > len(first):  # widen the window until it holds the last line's start
+            start = max(len(first), start - max(_TAIL_BYTES, len(tail)))
+            handle.seek(start)
+            tail = handle.read(end - start)
+            cut = tail.rfind(b"\n", 0, len(tail) - 1)
+            if cut >= 0:
+                tail = tail[cut + 1 :]
+                break
+    if not first.endswith(b"\n") or not tail.endswith(b"\n"):
+        return None
+    try:
+        head, last = json.loads(first), json.loads(tail)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not (isinstance(head, dict) and isinstance(last, dict)) or type(last.get("seq")) is not int:
+        return None
+    summary = last.get("summary")
+    if head.get("type") != TaskStart.TYPE or last.get("type") != TaskEnd.TYPE:
+        return None
+    if not isinstance(summary, dict) or summary.get("v") != SUMMARY_VERSION:
+        return None
+    try:
+        return _checked(head, path, 1), _checked(last, path, last["seq"] + 1)
+    except ReportInputError:
+        return None
 
 
 @functools.cache  # asked once per log line: the per-type work is done once per process

@@ -25,6 +25,7 @@ from tasks.logschema import (
     parse_record,
     read_log,
     required_fields,
+    summarize,
 )
 
 text = st.text(max_size=30)
@@ -66,7 +67,9 @@ def test_written_records_read_back_as_the_same_typed_records(
             log.write(record)
     assert is_finished(path)
     lines = read_log(path)
-    assert [parse_record(line) for line in lines] == written
+    read_back = [parse_record(line) for line in lines]
+    assert read_back[-1].summary == summarize(lines)  # the writer adds the pair's summary to task_end
+    assert [*read_back[:-1], dataclasses.replace(read_back[-1], summary=None)] == written
     assert [line["seq"] for line in lines] == list(range(len(written)))
     assert all(line["sim_time"] == 10.0 and line["arm"] == "amnesia" for line in lines)
     call = json.loads(path.read_text(encoding="utf-8").split("\n")[2])  # not splitlines: U+0085 is content

@@ -1,0 +1,54 @@
+"""A report read from the logs' summaries (`task_end.summary`: each log read at its two ends) is the report
+read from every record: same frames, same files byte for byte, on the small hand-written set and a generated
+one. Logs written before summaries existed read whole, as before."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from reports.build import build_report
+from reports.logread import load_runs
+from tasks.generate import generate
+
+
+def _strip_summaries(run: Path, out: Path) -> Path:
+    """A copy of the run whose logs end as a writer without summaries left them."""
+    shutil.copytree(run, out)
+    for path in (out / "logs").rglob("*.jsonl"):
+        lines = path.read_text(encoding="utf-8").split("\n")[:-1]
+        end = json.loads(lines[-1])
+        assert end["type"] == "task_end" and isinstance(end.pop("summary"), dict)
+        lines[-1] = json.dumps(end, ensure_ascii=False, separators=(",", ":"))
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_report_from_summaries_is_the_report_from_every_record(
+    small_set_tasks, write_tasks, run_ok, tmp_path
+):
+    generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 4, seed=5)]
+    tasks = write_tasks(tmp_path / "tasks", [*small_set_tasks, *generated])
+    run_ok(tasks, tmp_path / "new" / "run")
+    new = tmp_path / "new" / "run"
+    old = _strip_summaries(new, tmp_path / "old" / "run")  # same folder name: report.md names it
+    new_data, old_data = load_runs([new]), load_runs([old])
+    for family in ("tasks", "calls", "injections", "probes", "memory"):
+        new_frame, old_frame = getattr(new_data, family), getattr(old_data, family)
+        if family == "tasks":  # the log files' paths differ, nothing else
+            new_frame, old_frame = new_frame.drop(columns="file"), old_frame.drop(columns="file")
+        pd.testing.assert_frame_equal(new_frame, old_frame, check_exact=True)
+    assert len(new_data.tasks) == 3 * len(generated + small_set_tasks)
+    folders = [build_report(run, out=run.parent / "report", resamples=100, workers=0) for run in (new, old)]
+    names = _files(folders[0])
+    assert "report.md" in names and "per_task.csv" in names and _files(folders[1]) == names
+    _, mismatch, errors = filecmp.cmpfiles(folders[0], folders[1], names, shallow=False)
+    assert mismatch == [] and errors == []
