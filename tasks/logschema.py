@@ -300,10 +300,11 @@ SUMMARY_VERSION = 1  # a summary of another version is ignored and worked out ag
 # The columns of a summary's record families, in the order the report's frames hold them (each family's
 # rows: one per model call, injection, probe, memory event). The values are those of the records, except:
 # `item_ids` (the injected items' ids, from `items`), `event` (the memory record type without "memory_")
-# and the probes' `tool_calls` (tool calls the model made in the probe's turn).
+# and the probes' `tool_calls` (tool calls the model made in the probe's turn). No wall-clock value: a pair's
+# summary is the same in every run of it.
 SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "calls": ("sim_time", "session_index", "turn_index", "call_index", "prompt_tokens", "completion_tokens",
-              "cached", "wall_ms"),
+              "cached"),
     "injections": ("sim_time", "session_index", "turn_index", "block", "tokens", "budget_tokens", "item_ids"),
     "probes": ("sim_time", "session_index", "turn_index", "expect", "stale", "poison", "abstain", "answer",
                "classification", "fact_changed_at", "mechanism", "evidence_memories", "gold_answer",
@@ -359,7 +360,6 @@ class PairSummary:
         for name in ("session_index", "turn_index", "call_index", "prompt_tokens", "completion_tokens"):
             columns[name].append(fields[name])
         columns["cached"].append(bool(fields.get("cached", False)))
-        columns["wall_ms"].append(fields.get("wall_ms"))
 
     def _injection(self, sim_time: float, fields: dict[str, Any]) -> None:
         columns = self._columns["injections"]
