@@ -25,7 +25,7 @@ from reports.stats import (
     bootstrap_sums,
     cluster_keys,
     mcnemar_counts,
-    paired_from_samples,
+    paired_from_columns,
     percentile_ci,
     ratio,
     sign_flip_p,
@@ -105,11 +105,13 @@ def inject_only_items(data: RunData, checker: StaleChecker) -> pd.DataFrame:
     shown_only = touches.assign(shown=touches["reason"] == "inject").groupby(key)["shown"].transform("all")
     kept = touches[shown_only.to_numpy(dtype=bool)]
     contents = memory[memory["event"] == "write"].set_index(key)["content"].to_dict()
-    rows = []
-    for item, times in kept.groupby(key)["sim_time"]:
-        text = contents.get(item) or ""
-        stale = any(checker.out_of_date(item[2], text, t) for t in times)
-        rows.append(dict(zip(key, item, strict=True), stale=stale))
+    stale: dict[tuple, bool] = {}  # item -> out of date at one of its touches (checked until one is)
+    columns = [kept[c].to_numpy(dtype=object) for c in key]
+    for *item, t in zip(*columns, kept["sim_time"].to_numpy(), strict=True):
+        item = tuple(item)
+        if not stale.get(item, False):
+            stale[item] = bool(checker.out_of_date(item[2], contents.get(item) or "", t))
+    rows = [(*item, found) for item, found in stale.items()]
     return pd.DataFrame(rows, columns=[*key, "stale"])
 
 
@@ -416,7 +418,8 @@ def paired_frame(
     (stats.is_significant) and, for probe metrics with `probes` given, McNemar on the metric's own probes."""
     others = [k for k in rates.by if k != "arm"]
     tests = _mcnemar_table(probes, others, pairs) if probes is not None else {}
-    rows = []
+    rows: list[dict[str, Any]] = []  # one per difference, its numbers filled in at the end
+    differences: list[tuple] = []  # each row's (diff, resamples, p, differ, tasks, observations, McNemar)
     wide = rates.wide
     if wide.empty:
         return pd.DataFrame(rows)
@@ -450,31 +453,39 @@ def paired_frame(
                 if a_den.sum() == 0 or b_den.sum() == 0:
                     continue
                 p_value, differ = sign_flip_p(a_num, a_den, b_num, b_den, resamples, seed)
-                diff = float(ratio(a_num.sum(), a_den.sum()) - ratio(b_num.sum(), b_den.sum()))
-                boot = rates.samples[metric][:, ia] - rates.samples[metric][:, ib]
-                result = paired_from_samples(
-                    diff, boot, p_value, differ, int(shared.sum()), max(a_den.sum(), b_den.sum())
+                labels = dict(zip(others, cell, strict=True))
+                rows.append({"arm": arm, "reference": reference, **labels, "metric": metric})
+                differences.append(
+                    (
+                        float(ratio(a_num.sum(), a_den.sum()) - ratio(b_num.sum(), b_den.sum())),
+                        rates.samples[metric][:, ia] - rates.samples[metric][:, ib],
+                        p_value,
+                        differ,
+                        int(shared.sum()),
+                        max(a_den.sum(), b_den.sum()),
+                        tests.get((arm, reference, metric, cell)),
+                    )
                 )
-                test = tests.get((arm, reference, metric, cell))
-                rows.append(
-                    {
-                        "arm": arm,
-                        "reference": reference,
-                        **dict(zip(others, cell, strict=True)),
-                        "metric": metric,
-                        "diff": result.diff,
-                        "diff_lo": result.lo,
-                        "diff_hi": result.hi,
-                        "p_value": result.p_value,
-                        "significant": result.significant,
-                        "tasks": result.clusters,
-                        "tasks_differ": result.tasks_differ,
-                        "mde": result.mde,
-                        "mcnemar_only_arm": test.only_a if test else np.nan,
-                        "mcnemar_only_reference": test.only_b if test else np.nan,
-                        "mcnemar_p": test.p_value if test else np.nan,
-                    }
-                )
+    if not rows:
+        return pd.DataFrame(rows)
+    diffs, boots, p_values, differs, clusters, observations, found = zip(*differences, strict=True)
+    results = paired_from_columns(
+        list(diffs), np.column_stack(boots), list(p_values), list(differs), list(clusters), list(observations)
+    )
+    for row, result, test in zip(rows, results, found, strict=True):
+        row.update(
+            diff=result.diff,
+            diff_lo=result.lo,
+            diff_hi=result.hi,
+            p_value=result.p_value,
+            significant=result.significant,
+            tasks=result.clusters,
+            tasks_differ=result.tasks_differ,
+            mde=result.mde,
+            mcnemar_only_arm=test.only_a if test else np.nan,
+            mcnemar_only_reference=test.only_b if test else np.nan,
+            mcnemar_p=test.p_value if test else np.nan,
+        )
     return pd.DataFrame(rows)
 
 

@@ -11,8 +11,9 @@ lapsang" does not assert lapsang.
 
 from __future__ import annotations
 
+import bisect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.scoring import asserted_values
@@ -33,13 +34,20 @@ class StaleValue:
     value: str
     statements: tuple[Statement, ...]  # related statements in time order
     asserts: tuple[bool, ...]  # whether each related statement asserts the value
+    _times: tuple[float, ...] = field(init=False, repr=False, compare=False)  # each statement's `at`
+    _first_assert: float = field(init=False, repr=False, compare=False)  # position of the first assertion
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_times", tuple(s.at for s in self.statements))
+        first = next((i for i, asserts in enumerate(self.asserts) if asserts), math.inf)
+        object.__setattr__(self, "_first_assert", first)
 
     def out_of_date(self, t: float) -> bool:
-        past = [i for i, s in enumerate(self.statements) if s.at <= t]
-        if not any(self.asserts[i] for i in past):
+        past = bisect.bisect_right(self._times, t)  # the statements at or before t: a prefix (time order)
+        if self._first_assert >= past:  # not asserted yet
             return False
-        latest = self.statements[past[-1]]
-        if not self.asserts[past[-1]]:
+        latest = self.statements[past - 1]
+        if not self.asserts[past - 1]:
             return True
         return latest.at + (math.inf if latest.ttl is None else latest.ttl) <= t
 

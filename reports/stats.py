@@ -233,13 +233,27 @@ def paired_from_samples(
     diff: float, samples: np.ndarray, p_value: float, tasks_differ: int, clusters: int, observations: float
 ) -> PairedDifference:
     """A PairedDifference from the point difference, its bootstrap samples and its sign-flip test."""
+    column = samples.reshape(-1, 1)
+    return paired_from_columns([diff], column, [p_value], [tasks_differ], [clusters], [observations])[0]
+
+
+def paired_from_columns(
+    diffs: list[float], samples: np.ndarray, p_values: list[float], tasks_differ: list[int],
+    clusters: list[int], observations: list[float],
+) -> list[PairedDifference]:  # fmt: skip
+    """`paired_from_samples` of many differences at once, `samples` holding one column of resamples each:
+    their CIs in one percentile pass (each column's numbers are those it gets alone)."""
     lo, hi = percentile_ci(samples)
-    finite = samples[np.isfinite(samples)]
-    se = float(np.std(finite)) if len(finite) else float("nan")
-    return PairedDifference(
-        float(diff), float(lo[0]), float(hi[0]), p_value, se, minimum_detectable(se, observations),
-        clusters, tasks_differ,
-    )  # fmt: skip
+    found = []
+    for j, diff in enumerate(diffs):
+        column = samples[:, j]
+        finite = column[np.isfinite(column)]
+        se = float(np.std(finite)) if len(finite) else float("nan")
+        mde = minimum_detectable(se, observations[j])
+        interval = float(lo[j]), float(hi[j])
+        differ = tasks_differ[j]
+        found.append(PairedDifference(float(diff), *interval, p_values[j], se, mde, clusters[j], differ))
+    return found
 
 
 def paired_difference(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reports.logread import load_runs
 from reports.metrics import arm_pairs, benefit_share, cell_rates, paired_table, per_task, summarise
-from reports.staleness import stale_values
+from reports.staleness import StaleValue, Statement, stale_values
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +86,32 @@ def test_a_to_b_to_a_value_is_current_again():
     }
     (value,) = stale_values(task)
     assert [value.out_of_date(t) for t in (5, 15, 25)] == [False, True, False]
+
+
+def _out_of_date_by_definition(value: StaleValue, t: float) -> bool:
+    """The module docstring's rule, read literally: asserted at or before t, and the latest related statement
+    at or before t does not assert the value, or asserts it with a ttl that has run out."""
+    past = [i for i, s in enumerate(value.statements) if s.at <= t]
+    if not any(value.asserts[i] for i in past):
+        return False
+    latest = value.statements[past[-1]]
+    if not value.asserts[past[-1]]:
+        return True
+    return latest.at + (math.inf if latest.ttl is None else latest.ttl) <= t
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    statements=st.lists(
+        st.tuples(st.integers(0, 20), st.booleans(), st.one_of(st.none(), st.integers(1, 10))), max_size=8
+    ),
+    t=st.integers(-1, 40),
+)
+def test_a_value_is_out_of_date_exactly_when_the_rule_says(statements, t):
+    ordered = sorted(statements, key=lambda s: s[0])  # stale_values keeps statements in time order
+    chosen = tuple(Statement(float(at), i, "x", None, ttl) for i, (at, _, ttl) in enumerate(ordered))
+    value = StaleValue("x", chosen, tuple(asserts for _, asserts, _ in ordered))
+    assert value.out_of_date(float(t)) == _out_of_date_by_definition(value, float(t))
 
 
 def test_every_arm_is_paired_with_the_reference_arms_whatever_the_run_order():

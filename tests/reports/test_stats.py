@@ -14,6 +14,8 @@ from reports.stats import (
     is_significant,
     mcnemar,
     paired_difference,
+    paired_from_columns,
+    paired_from_samples,
     poisson_weights,
     ratio_cis,
     sign_flip_p,
@@ -164,3 +166,28 @@ def test_the_normal_tails_are_scipys_to_the_last_bit():
     assert pooled > 0 and p_value == float(2.0 * scipy_stats.norm.sf(abs(z)))
     expected = scipy_stats.norm.ppf(1.0 - (1.0 - LEVEL) / 2.0) + scipy_stats.norm.ppf(POWER)
     assert _z_sum(LEVEL, POWER) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    columns=st.integers(1, 6),
+    nan_share=st.sampled_from([0.0, 0.3, 1.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_differences_computed_together_have_the_numbers_each_gets_alone(columns, nan_share, seed):
+    rng = np.random.default_rng(seed)
+    samples = rng.normal(size=(500, columns))
+    samples[rng.random(samples.shape) < nan_share * rng.random(columns)] = np.nan
+    diffs = list(rng.normal(size=columns))
+    p_values, differ = list(rng.random(columns)), list(rng.integers(0, 30, columns))
+    clusters, observations = list(rng.integers(1, 50, columns)), list(rng.integers(1, 200, columns) * 1.0)
+    together = paired_from_columns(diffs, samples, p_values, differ, clusters, observations)
+    for j, found in enumerate(together):
+        column = samples[:, j].copy()
+        alone = paired_from_samples(diffs[j], column, p_values[j], differ[j], clusters[j], observations[j])
+        assert np.array_equal(
+            np.array([found.diff, found.lo, found.hi, found.se, found.mde]),
+            np.array([alone.diff, alone.lo, alone.hi, alone.se, alone.mde]),
+            equal_nan=True,
+        )
+        assert found.significant == alone.significant
