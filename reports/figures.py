@@ -47,8 +47,12 @@ def _content_box(fig: plt.Figure) -> tuple[Any, np.ndarray] | None:
     canvas = Bbox.from_extents(-left, -bottom, width + right, height + top)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="rgba", dpi=DPI, bbox_inches=canvas, pad_inches=0)
-    rows, columns = round(canvas.height * DPI), round(canvas.width * DPI)
-    pixels = np.frombuffer(buffer.getbuffer(), dtype=np.uint8).reshape(rows, columns, 4)
+    columns = int(canvas.width * DPI)  # as matplotlib sizes its canvas (truncated)
+    data = np.frombuffer(buffer.getbuffer(), dtype=np.uint8)
+    rows = len(data) // (4 * columns)
+    if rows * columns * 4 != len(data):  # not the canvas expected: lay the figure out the slow way
+        return None
+    pixels = data.reshape(rows, columns, 4)
     drawn = (pixels[:, :, :3] != 255).any(axis=2) | (pixels[:, :, 3] != 255)
     used_rows, used_columns = np.flatnonzero(drawn.any(axis=1)), np.flatnonzero(drawn.any(axis=0))
     if len(used_rows) == 0:
@@ -120,9 +124,17 @@ def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path, colors: Mappin
     ]
     groups = groups or ["all"]
     arms = list(dict.fromkeys(summary["arm"]))
+    # Room, in inches, for each panel's arm names on its left and probe counts on its right (glyphs ~0.06 in
+    # wide at these sizes), so that neither runs into the next panel, and for the two titles above.
+    names = 0.06 * max(len(arm) for arm in arms) + 0.15
+    counts = 0.06 * len(f"n={int(summary['stale_probes'].max())}") + 0.15
+    panel, height = 3.2, 0.35 * len(arms) + 1.6
+    width = names + len(groups) * panel + (len(groups) - 1) * (counts + names) + counts
     fig, axes = plt.subplots(
-        1, len(groups), figsize=(3.2 * len(groups) + 1.5, 0.35 * len(arms) + 1.6), sharey=False, squeeze=False
-    )
+        1, len(groups), figsize=(width, height), sharey=False, squeeze=False,
+        gridspec_kw={"left": names / width, "right": 1 - counts / width, "wspace": (counts + names) / panel,
+                     "top": 1 - 0.65 / height, "bottom": 0.55 / height},
+    )  # fmt: skip
     for ax, group in zip(axes[0], groups, strict=True):
         part = summary[summary["group"] == group].set_index("arm").reindex(arms)
         part = part.assign(_rank=part["stale_error_rate"].fillna(-1.0)).sort_values("_rank", kind="stable")

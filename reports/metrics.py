@@ -85,11 +85,10 @@ def flag_stale_injections(data: RunData, checker: StaleChecker) -> pd.Series:
         return pd.Series([], dtype=bool)
     turn = ["run", "arm", "task_id", "session_index", "turn_index"]
     blocks = data.injections.set_index(turn)["block"].to_dict() if not data.injections.empty else {}
+    columns = [data.calls[c].to_numpy(dtype=object) for c in turn]  # plain values: no pandas per element
     flags = [
         bool(checker.out_of_date(key[2], blocks.get(key, ""), t))
-        for key, t in zip(
-            data.calls[turn].itertuples(index=False, name=None), data.calls["sim_time"], strict=True
-        )
+        for key, t in zip(zip(*columns, strict=True), data.calls["sim_time"].to_numpy(), strict=True)
     ]
     return pd.Series(flags, index=data.calls.index, dtype=bool)
 

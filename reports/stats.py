@@ -90,6 +90,9 @@ def bootstrap_sums(
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den, NaN where den is 0."""
+    if np.ndim(num) == 0 and np.ndim(den) == 0:  # one rate (most calls): the same IEEE division, in Python
+        num, den = float(num), float(den)
+        return np.float64(num / den if den > 0 else np.nan)
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)

@@ -56,3 +56,13 @@ def test_a_figure_is_cropped_to_all_it_draws_however_far_its_legend_reaches(tmp_
     assert abs(width - tight.width * DPI) <= 6 and abs(height - tight.height * DPI) <= 6  # 0.05 in
     view = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg.read_text()).groups()
     assert abs(float(view[0]) / 72 - width / DPI) < 0.05 and abs(float(view[1]) / 72 - height / DPI) < 0.05
+
+
+@pytest.mark.parametrize("width", [1.03, 1.08, 2.5, 7.77, 12.34])  # inches: canvases of fractional pixels
+def test_a_figure_of_any_size_is_saved_with_its_tight_box(tmp_path, width):
+    fig, ax = plt.subplots(figsize=(width, 2.01), dpi=DPI)
+    ax.set_title("a title")
+    tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(PAD)
+    png, _ = save_figure(fig, tmp_path, "f")
+    size = Image.open(png).size
+    assert abs(size[0] - tight.width * DPI) <= 6 and abs(size[1] - tight.height * DPI) <= 6

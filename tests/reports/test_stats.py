@@ -17,6 +17,7 @@ from reports.stats import (
     paired_from_columns,
     paired_from_samples,
     poisson_weights,
+    ratio,
     ratio_cis,
     sign_flip_p,
 )
@@ -191,3 +192,12 @@ def test_differences_computed_together_have_the_numbers_each_gets_alone(columns,
             equal_nan=True,
         )
         assert found.significant == alone.significant
+
+
+@given(
+    num=st.floats(allow_nan=False, allow_infinity=False, width=64),
+    den=st.one_of(st.just(0.0), st.floats(allow_nan=False, allow_infinity=False, width=64)),
+)
+def test_one_rate_is_the_same_number_as_in_an_array(num, den):
+    alone, within = ratio(num, den), ratio(np.array([num, 1.0]), np.array([den, 1.0]))[0]
+    assert np.array_equal(np.array([alone]), np.array([within]), equal_nan=True)
