@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,18 +68,22 @@ def _statements(task: dict[str, Any]) -> list[Statement]:
     return found
 
 
-def _asserts(statement: Statement, values: list[str]) -> bool:
-    return not statement.is_forget and bool(asserted_values(statement.content, values))
+Scan = Callable[[str, tuple[str, ...]], set[str]]  # (text, values) -> the values the text asserts
 
 
-def stale_values(task: dict[str, Any]) -> list[StaleValue]:
-    """Every stale value of the task's probes with the statements that decide when it is out of date."""
+def stale_values(task: dict[str, Any], scan: Scan = asserted_values) -> list[StaleValue]:
+    """Every stale value of the task's probes with the statements that decide when it is out of date.
+    `scan`: `asserted_values`, or a function giving the same sets (a cache)."""
+
+    def _asserts(statement: Statement, values: tuple[str, ...]) -> bool:
+        return not statement.is_forget and bool(scan(statement.content, values))
+
     probes = [t["probe"] for s in task.get("sessions", ()) for t in s.get("turns", ()) if t.get("probe")]
     statements = _statements(task)
     result = []
     for value in dict.fromkeys(v for probe in probes for v in probe.get("stale", ())):
         rivals = [v for probe in probes if value in probe.get("stale", ()) for v in probe.get("expect", ())]
-        asserting = [s for s in statements if _asserts(s, [value])]
+        asserting = [s for s in statements if _asserts(s, (value,))]
         keys = {s.key for s in asserting if s.key}
 
         def related(s: Statement, asserting=asserting, keys=keys, rivals=rivals, value=value) -> bool:
@@ -88,29 +93,38 @@ def stale_values(task: dict[str, Any]) -> list[StaleValue]:
                 return bool(s.content) and any(
                     s.content.casefold() in a.content.casefold() for a in asserting
                 )
-            return _asserts(s, [value, *rivals])
+            return _asserts(s, (value, *rivals))
 
         chosen = tuple(s for s in statements if related(s))
         chosen = tuple(sorted(chosen, key=lambda s: (s.at, s.order)))
-        result.append(StaleValue(value, chosen, tuple(_asserts(s, [value]) for s in chosen)))
+        result.append(StaleValue(value, chosen, tuple(_asserts(s, (value,)) for s in chosen)))
     return result
 
 
 class StaleChecker:
     """Which stale values a text asserts while they are out of date, over many (task, text, time) triples of
-    a run: each task's stale values are worked out once, and each distinct (task, text) is scanned once (one
-    memory block is shown at many calls, one item's content at each of its touches)."""
+    a run: each task's stale values are worked out once, and each distinct (text, values) is scanned once
+    (one memory block is shown at many calls, one item's content at each of its touches, and generated
+    tasks share statements and values)."""
 
     def __init__(self, task_specs: dict[str, dict[str, Any]]) -> None:
         self._specs = task_specs
         self._values: dict[str, list[StaleValue]] = {}
-        self._asserted: dict[tuple[str, str], set[str]] = {}
+        self._names: dict[str, tuple[str, ...]] = {}  # task -> its stale values' names
+        self._scans: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+
+    def _scan(self, text: str, values: tuple[str, ...]) -> set[str]:
+        found = self._scans.get((text, values))
+        if found is None:
+            found = self._scans[(text, values)] = asserted_values(text, values)
+        return found
 
     def values(self, task_id: str) -> list[StaleValue]:
         """The task's stale values (`stale_values`), computed on first use."""
         found = self._values.get(task_id)
         if found is None:
-            found = self._values[task_id] = stale_values(self._specs[task_id])
+            found = self._values[task_id] = stale_values(self._specs[task_id], self._scan)
+            self._names[task_id] = tuple(v.value for v in found)
         return found
 
     def out_of_date(self, task_id: str, text: str, t: float) -> list[str]:
@@ -118,8 +132,5 @@ class StaleChecker:
         values = self.values(task_id)
         if not text or not any(v.out_of_date(t) for v in values):
             return []  # nothing out of date at t: no need to read the text
-        asserted = self._asserted.get((task_id, text))
-        if asserted is None:
-            asserted = asserted_values(text, [v.value for v in values])
-            self._asserted[(task_id, text)] = asserted
+        asserted = self._scan(text, self._names[task_id])
         return [v.value for v in values if v.value in asserted and v.out_of_date(t)]
