@@ -1,6 +1,7 @@
 """A report read from the logs' summaries (`task_end.summary`: each log read at its two ends) is the report
 read from every record: same frames, same files byte for byte, on the small hand-written set and a generated
-one. Logs written before summaries existed read whole, as before."""
+one. Logs written before summaries existed read whole, as before. The frames' numeric columns are gathered
+unboxed, and come out as pandas makes them from plain lists."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reports.build import build_report
-from reports.logread import load_runs
+from reports.logread import _Values, load_runs
 from tasks.generate import generate
 
 
@@ -52,3 +55,32 @@ def test_a_report_from_summaries_is_the_report_from_every_record(
     assert "report.md" in names and "per_task.csv" in names and _files(folders[1]) == names
     _, mismatch, errors = filecmp.cmpfiles(folders[0], folders[1], names, shallow=False)
     assert mismatch == [] and errors == []
+
+
+VALUE = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | st.text(max_size=3)
+    | st.tuples(st.text(max_size=2))
+)
+# most columns hold one kind of value, sometimes with Nones
+COLUMN = st.sampled_from([st.integers(-5, 10**12), st.floats(), st.booleans(), st.none()]).flatmap(
+    lambda kind: st.lists(st.lists(kind | st.none(), max_size=4), max_size=6)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs=COLUMN | st.lists(st.lists(VALUE, max_size=4), max_size=6))
+def test_a_column_gathered_pair_by_pair_is_the_column_pandas_makes_of_the_whole_list(pairs):
+    """Numbers and booleans are kept unboxed while the load runs; the frame column must be the one pandas
+    makes of the plain list of the values: same dtype, same values (None stays None, 1 stays 1)."""
+    gathered = _Values()
+    for values in pairs:
+        gathered.extend(values)
+    whole = [v for values in pairs for v in values]
+    column, expected = pd.DataFrame({"c": gathered.values()})["c"], pd.DataFrame({"c": whole})["c"]
+    assert column.dtype == expected.dtype
+    pd.testing.assert_series_equal(column, expected, check_exact=True)
+    assert [repr(v) for v in column.tolist()] == [repr(v) for v in expected.tolist()]
