@@ -197,12 +197,19 @@ class ItemColumns:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(due, expired) masks: due items must go; expired ones with reason "expired", the rest "stale"."""
         n = self.used
-        live = self.alive[:n] & ~self.pinned[:n]
+        live = ~self.pinned[:n]
+        live &= self.alive[:n]
+        expired = now >= self.expires[:n]
         if self.rank_only:  # only the hard deadline forgets
-            expired = live & (now >= self.expires[:n])
+            expired &= live
             return expired, expired
-        expired = live & ((now >= self.expires[:n]) | (now - self.anchor[:n] >= self.ttl[:n]))
-        due = expired | (live & ~self.no_decay[:n] & (strengths < forgotten_strength))
+        # In place where it can be: a sweep of 10^5 items pays for every new array.
+        expired |= now - self.anchor[:n] >= self.ttl[:n]
+        expired &= live
+        due = strengths < forgotten_strength
+        due &= ~self.no_decay[:n]
+        due &= live
+        due |= expired
         return due, expired
 
     def visible(self, owner_id: str | None, include_workspace: bool) -> np.ndarray:

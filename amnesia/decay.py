@@ -40,19 +40,59 @@ CURVE_CODES: dict[str, int] = {"flat": 0, "linear": 1, "ebbinghaus": 2}
 FLAT, LINEAR, EBBINGHAUS = 0, 1, 2
 
 
+SMALL_STORE = 16  # up to this many slots, `decayed` works on Python floats: numpy's per-call cost dominates
+
+
 def decayed(base, age, ttl, curve, pinned, k: float, *, zero_at_ttl: bool = True):
     """Current strengths for base strengths `base` after `age` seconds idle (numpy arrays; `ttl` inf when
     absent, `curve` as CURVE_CODES; `zero_at_ttl` False in rank mode). `strength()` is the single-item form;
     a test checks they agree."""
-    age = np.maximum(age, 0.0)
+    if len(base) <= SMALL_STORE:
+        ttls = ttl.tolist()
+        if 0.0 not in ttls:  # (a zero ttl is never valid; numpy's inf and nan for it come from numpy)
+            return _decayed_small(base, age, ttls, curve, pinned, k, zero_at_ttl)
+    return _decayed_numpy(base, age, ttl, curve, pinned, k, zero_at_ttl)
+
+
+def _decayed_numpy(base, age, ttl, curve, pinned, k: float, zero_at_ttl: bool):
+    # Written in place where it can be (a sweep of 10^5 items pays for every pass and every new array), with
+    # the operations of the plain formula in its order (a test keeps that formula and compares the bits).
+    ratio = np.maximum(age, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(np.isfinite(ttl), age / ttl, 0.0)
-    shaped = np.where(
-        curve == EBBINGHAUS, base * np.exp(-ratio * k), np.where(curve == LINEAR, base * (1.0 - ratio), base)
-    )
+        np.divide(ratio, ttl, out=ratio)
+    ratio[~np.isfinite(ttl)] = 0.0
+    shaped = np.negative(ratio)
+    shaped *= k
+    np.exp(shaped, out=shaped)
+    shaped *= base
+    ebbinghaus = curve == EBBINGHAUS
+    if not ebbinghaus.all():  # (the default curve: most stores hold no other)
+        shaped = np.where(ebbinghaus, shaped, np.where(curve == LINEAR, base * (1.0 - ratio), base))
     if zero_at_ttl:
-        shaped = np.where(ratio >= 1.0, 0.0, shaped)
-    return np.clip(np.where(pinned, base, shaped), 0.0, 1.0)
+        shaped[ratio >= 1.0] = 0.0
+    np.copyto(shaped, base, where=pinned)
+    return np.clip(shaped, 0.0, 1.0, out=shaped)
+
+
+def _decayed_small(base, age, ttls: list[float], curve, pinned, k: float, zero_at_ttl: bool):
+    """`decayed` on a few items, with the same floating-point operations in the same order, so the same bits
+    (a test checks): +, -, *, / and comparisons on Python floats are numpy's, and the exponentials still come
+    from np.exp on a float64 array, whose implementation may differ from math.exp's in the last bit."""
+    ages = [a if a > 0.0 or a != a else 0.0 for a in age.tolist()]  # np.maximum(age, 0.0), NaN kept
+    ratios = [a / t if math.isfinite(t) else 0.0 for a, t in zip(ages, ttls, strict=True)]
+    curves = curve.tolist()
+    exponents = [-r * k for r, c in zip(ratios, curves, strict=True) if c == EBBINGHAUS]
+    powers = iter(np.exp(np.array(exponents, dtype=np.float64)).tolist())
+    strengths = []
+    for b, r, c, p in zip(base.tolist(), ratios, curves, pinned.tolist(), strict=True):
+        s = b * next(powers) if c == EBBINGHAUS else b * (1.0 - r) if c == LINEAR else b
+        if p:
+            s = b
+        elif zero_at_ttl and r >= 1.0:
+            s = 0.0
+        s = 0.0 if s < 0.0 else s  # np.clip(s, 0.0, 1.0): NaN and -0.0 pass through unchanged
+        strengths.append(1.0 if s > 1.0 else s)
+    return np.array(strengths, dtype=np.float64)
 
 
 def idle_forget_after(base, ttl, curve, forgotten_strength: float, k: float):

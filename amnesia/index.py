@@ -151,7 +151,10 @@ class ItemIndex:
         if not self.config.auto_expire:
             return DueItems(np.zeros(0, dtype=np.intp), [])
         due, expired = self.columns.due(now, strengths, self.config.forgotten_strength)
-        slots = np.flatnonzero(due)
+        # Methods, not np.flatnonzero and friends: their Python wrappers are most of a small store's sweep.
+        slots = due.nonzero()[0]
+        if not len(slots):  # most sweeps
+            return DueItems(slots, [])
         return DueItems(slots, _DUE_REASONS[expired[slots].astype(np.intp)].tolist())
 
     def at_slots(self, slots: np.ndarray) -> tuple[list[MemoryItem], list[str | None]]:
@@ -269,14 +272,14 @@ class ItemIndex:
         """Record which items are now stale: (how many are, the items whose stale mark changed)."""
         columns, n = self.columns, self.columns.used
         stale = self.stale_mask(strengths)
-        changed = np.flatnonzero(columns.alive[:n] & (stale != columns.marked_stale[:n]))
+        changed = (columns.alive[:n] & (stale != columns.marked_stale[:n])).nonzero()[0]
         updated = []
         for slot in changed:
             item = self.at(slot)
             item.status = "stale" if stale[slot] else "active"
             columns.marked_stale[slot] = bool(stale[slot])
             updated.append(item)
-        return int(stale.sum()), updated
+        return int(np.count_nonzero(stale)), updated
 
     def counts(self, strengths: np.ndarray, *, forgotten: int) -> dict[str, int]:
         """The status counts: live items active, stale and pinned, and `forgotten` (counted by the store)."""

@@ -1,17 +1,20 @@
 """More shortcuts for speed, each checked against the plain way: the id token count cached by the id's
-shape, the in-memory store's prune that looks only at entries appended since the last one, and the write
-path's inline "fits and supersedes nothing" test."""
+shape, the in-memory store's prune that looks only at entries appended since the last one, the write
+path's inline "fits and supersedes nothing" test, and decay's small-store and in-place paths."""
 
 from __future__ import annotations
 
 import itertools
+import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
 from amnesia.audit import AuditEntry
+from amnesia.decay import EBBINGHAUS, FLAT, LINEAR, SMALL_STORE, _decayed_numpy, decayed
 from amnesia.errors import CapacityExceeded
 from amnesia.tokens import count_id_tokens, count_tokens
 
@@ -72,3 +75,50 @@ def test_a_write_that_just_fits_or_just_does_not_evicts_as_the_byte_count_says(r
     engine.remember("pinned: its bytes", pin=True, ttl=None)
     with pytest.raises(CapacityExceeded):  # nothing unpinned could make room: nothing dropped
         engine.remember("z" * 20, ttl=60.0)
+
+
+def _plain_decayed(base, age, ttl, curve, pinned, k, *, zero_at_ttl=True):
+    """`decay.decayed` as it was written before its small-store and in-place paths (kept as the reference)."""
+    age = np.maximum(age, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(np.isfinite(ttl), age / ttl, 0.0)
+    shaped = np.where(
+        curve == EBBINGHAUS, base * np.exp(-ratio * k), np.where(curve == LINEAR, base * (1.0 - ratio), base)
+    )
+    if zero_at_ttl:
+        shaped = np.where(ratio >= 1.0, 0.0, shaped)
+    return np.clip(np.where(pinned, base, shaped), 0.0, 1.0)
+
+
+_SLOT = st.tuples(
+    st.floats(allow_nan=True, allow_infinity=False) | st.sampled_from([0.0, -0.0, 1.0, 0.5]),  # base
+    st.floats(min_value=-1e12, max_value=1e12) | st.sampled_from([0.0, -0.0, 3600.0, 7200.0]),  # age
+    st.floats(min_value=0.0, exclude_min=False) | st.sampled_from([math.inf, 3600.0, 0.0, 5e-324]),  # ttl
+    st.sampled_from([FLAT, LINEAR, EBBINGHAUS]),
+    st.booleans(),  # pinned (or no ttl)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(_SLOT, max_size=2 * SMALL_STORE + 8),
+    st.floats(min_value=0.01, max_value=20.0),
+    st.booleans(),
+    st.booleans(),
+)
+def test_decayed_strengths_are_bit_for_bit_those_of_the_plain_formula(slots, k, zero_at_ttl, one_curve):
+    """Both of `decayed`'s paths — Python floats for a small store, numpy in place for a large one — give the
+    plain formula's bits, NaN and signed zeros included: strengths decide stale and due, and are logged."""
+    columns = [list(column) for column in zip(*slots, strict=True)] if slots else [[]] * 5
+    if one_curve:  # the in-place path's shortcut for a store of one curve (the default: ebbinghaus)
+        columns[3] = [EBBINGHAUS] * len(slots)
+    base, age, ttl = (np.array(column, dtype=np.float64) for column in columns[:3])
+    curve, pinned = np.array(columns[3], dtype=np.int8), np.array(columns[4], dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = _plain_decayed(base, age, ttl, curve, pinned, k, zero_at_ttl=zero_at_ttl)
+        for got in (
+            decayed(base, age, ttl, curve, pinned, k, zero_at_ttl=zero_at_ttl),
+            _decayed_numpy(base, age, ttl, curve, pinned, k, zero_at_ttl),
+        ):
+            assert got.dtype == np.float64
+            assert got.tobytes() == expected.tobytes()
