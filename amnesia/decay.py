@@ -44,9 +44,15 @@ SMALL_STORE = 16  # up to this many slots, `decayed` works on Python floats: num
 
 
 def decayed(base, age, ttl, curve, pinned, k: float, *, zero_at_ttl: bool = True):
-    """Current strengths for base strengths `base` after `age` seconds idle (numpy arrays; `ttl` inf when
-    absent, `curve` as CURVE_CODES; `zero_at_ttl` False in rank mode). `strength()` is the single-item form;
-    a test checks they agree."""
+    """Current strengths for base strengths `base` after `age` seconds idle (numpy arrays, or scalars that
+    broadcast; `ttl` inf when absent, `curve` as CURVE_CODES; `zero_at_ttl` False in rank mode).
+    `strength()` is the single-item form; a test checks they agree."""
+    try:
+        aligned = base.ndim == 1 and base.shape == age.shape == ttl.shape == curve.shape == pinned.shape
+    except AttributeError:  # a Python scalar among them (a report's figure passes one ttl, curve and pin)
+        aligned = False
+    if not aligned:
+        return _decayed_numpy(*np.broadcast_arrays(base, age, ttl, curve, pinned), k, zero_at_ttl)
     if len(base) <= SMALL_STORE:
         ttls = ttl.tolist()
         if 0.0 not in ttls:  # (a zero ttl is never valid; numpy's inf and nan for it come from numpy)

@@ -177,10 +177,6 @@ class SweepResult(_View):
     audit_pruned: int
 
 
-_new_object = object.__new__
-_set_attribute = object.__setattr__  # a frozen dataclass refuses its own __setattr__
-
-
 def memory_view(
     item: MemoryItem,
     config: Config,
@@ -189,33 +185,29 @@ def memory_view(
     evicted: Sequence[MemoryItem] = (),
 ) -> MemoryView:
     """The view of a memory just written (or restored), naming the items the write retired and evicted."""
-    # Filled in directly, with one dict: every `remember` returns one, and the frozen dataclass __init__ (one
+    # Filled in directly: every `remember` returns one, and the frozen dataclass __init__ (one
     # object.__setattr__ per field) cost as much as the rest of the write.
-    view = _new_object(MemoryView)
-    _set_attribute(
-        view,
-        "__dict__",
-        {
-            "id": item.id,
-            "content": item.content,
-            "kind": item.kind,
-            "ttl": item.ttl,
-            "pinned": item.pinned,
-            "curve": item.curve,
-            "strength": item.strength,
-            "key": item.key,
-            "scope": item.scope,
-            "owner_id": item.owner_id,
-            "source": item.source,
-            "tokens": item.tokens,
-            "created_at": item.created_at,
-            "expires_at": decay.forget_at(item, config),
-            "tags": item.tags,
-            "untrusted": item.untrusted,
-            "superseded": tuple([old.id for old in superseded]) if superseded else (),
-            "evicted": tuple([old.id for old in evicted]) if evicted else (),
-            "hard_expires_at": item.expires_at,
-        },
+    view = object.__new__(MemoryView)
+    view.__dict__.update(
+        id=item.id,
+        content=item.content,
+        kind=item.kind,
+        ttl=item.ttl,
+        pinned=item.pinned,
+        curve=item.curve,
+        strength=item.strength,
+        key=item.key,
+        scope=item.scope,
+        owner_id=item.owner_id,
+        source=item.source,
+        tokens=item.tokens,
+        created_at=item.created_at,
+        expires_at=decay.forget_at(item, config),
+        tags=item.tags,
+        untrusted=item.untrusted,
+        superseded=tuple([old.id for old in superseded]) if superseded else (),
+        evicted=tuple([old.id for old in evicted]) if evicted else (),
+        hard_expires_at=item.expires_at,
     )
     return view
 

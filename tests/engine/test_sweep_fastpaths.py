@@ -122,3 +122,17 @@ def test_decayed_strengths_are_bit_for_bit_those_of_the_plain_formula(slots, k, 
         ):
             assert got.dtype == np.float64
             assert got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_SLOT, min_size=1, max_size=2 * SMALL_STORE + 8), _SLOT, st.booleans())
+def test_decayed_broadcasts_scalars_as_the_plain_formula_does(slots, one, zero_at_ttl):
+    """A report's figure passes arrays of bases and ages with one ttl, curve and pin as Python scalars."""
+    base = np.array([slot[0] for slot in slots], dtype=np.float64)
+    age = np.array([slot[1] for slot in slots], dtype=np.float64)
+    _, _, ttl, curve, pinned = one
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = _plain_decayed(base, age, ttl, curve, pinned, 3.0, zero_at_ttl=zero_at_ttl)
+        got = decayed(base, age, ttl, curve, pinned, 3.0, zero_at_ttl=zero_at_ttl)
+    assert got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
