@@ -25,16 +25,21 @@ def register(app: typer.Typer) -> None:
         progress: Annotated[bool, typer.Option(help="One line per phase on stderr.")] = True,
     ) -> None:
         """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
-        from reports.build import build_report
+        from reports.figurepool import FigurePool
 
-        target = build_report(
-            runs,
-            out=out,
-            resamples=resamples,
-            timeline_task=timeline_task,
-            references=reference or (),
-            progress=progress,
-        )
+        # The figure workers start first: they import matplotlib while the report imports pandas and scipy.
+        with FigurePool() as pool:
+            from reports.build import build_report
+
+            target = build_report(
+                runs,
+                out=out,
+                resamples=resamples,
+                timeline_task=timeline_task,
+                references=reference or (),
+                progress=progress,
+                pool=pool,
+            )
         typer.echo(f"report written to {target}")
 
     @app.command("view")

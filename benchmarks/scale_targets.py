@@ -112,9 +112,12 @@ def replay_and_report(work: Path, repeats: int) -> list[Target]:
         2.0,
         f"{new:.1f} s against {old:.1f} s at {REFERENCE_COMMIT}",
     )
-    started = time.perf_counter()
-    _amnesia_bench(ROOT, "report", str(work / "run-current-0"), "--out", str(work / "report"))
-    report_seconds = time.perf_counter() - started
+    reports = []
+    for repeat in range(repeats):  # the best of as many reports as replays, like the replay's time
+        started = time.perf_counter()
+        _amnesia_bench(ROOT, "report", str(work / "run-current-0"), "--out", str(work / f"report-{repeat}"))
+        reports.append(time.perf_counter() - started)
+    report_seconds = min(reports)
     report = Target(
         "report time <= replay time / 3 (ratio: replay / report)",
         new / report_seconds,

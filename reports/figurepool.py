@@ -2,8 +2,10 @@
 tables.
 
 Most of a report's CPU time is matplotlib's: six figures, each drawn twice (PNG and SVG), and the import of
-matplotlib itself. `FigurePool` forks its first worker as soon as it is made, before the logs are read: that
-worker imports matplotlib while the parent reads, then forks the other workers, which inherit the import.
+matplotlib itself. `FigurePool` forks its first worker as soon as it is made (`amnesia-bench report` makes it
+before it imports the report's modules, so this module imports nothing heavy): that worker imports pandas
+and matplotlib while the parent imports the rest and reads the logs, then forks the other workers, which
+inherit the imports.
 Each figure is sent with the few rows it shows (pickled: a slim frame or a table, never the run), the figures
 of the logs as soon as the logs are read and the others as soon as their tables exist, while the parent goes
 on with the rest of the tables and the CSVs. A figure is drawn by one process with the same function and
@@ -23,11 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # not imported here: the pool is made before the report's slow imports (pandas, scipy)
+    import pandas as pd
 
-from reports.logread import RunData
+    from reports.logread import RunData
 
 WORKERS = 2  # the six figures split into two nearly equal halves of drawing time
 

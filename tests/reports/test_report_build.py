@@ -25,6 +25,7 @@ def test_workers_change_nothing_in_the_report_and_rebuilds_are_byte_identical(wr
         build_report(run, out=tmp_path / "alone", resamples=200, workers=0),
         build_report(run, out=tmp_path / "pool", resamples=200, workers=2),
         build_report(run, out=tmp_path / "again", resamples=200, workers=2),
+        build_report(run, out=tmp_path / "given", resamples=200, pool=figurepool.FigurePool()),  # as the CLI
     ]
     names = _files(folders[0])
     assert any(p.suffix == ".svg" for p in names) and any(p.suffix == ".png" for p in names)
