@@ -29,6 +29,10 @@ DecayMode = Literal["forget", "rank"]
 DECAY_MODES: tuple[str, ...] = get_args(DecayMode)
 InjectionOrder = Literal["strength", "relevance"]
 INJECTION_ORDERS: tuple[str, ...] = get_args(InjectionOrder)
+RelevanceRule = Literal["score", "gate", "fusion"]
+RELEVANCE_RULES: tuple[str, ...] = get_args(RelevanceRule)
+RelevanceDuplicates = Literal["keep", "demote"]
+RELEVANCE_DUPLICATES: tuple[str, ...] = get_args(RelevanceDuplicates)
 ENV_PREFIX = "AMNESIA_"
 DEFAULT_DB_PATH = "~/.amnesia/memory.db"
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -74,7 +78,12 @@ class Config:
         "full"  # full (an injection is an access) | used (only what the answer drew on) | none
     )
     injection_order: str = "strength"  # strength (seed §6.4) | relevance (BM25 to the query + strength)
-    relevance_weight: float = 0.8  # relevance order: score = w * relevance + (1 - w) * strength
+    relevance_rule: str = "score"  # relevance order: score | gate | fusion (amnesia.relevance)
+    relevance_weight: float = 0.8  # rule "score": w * relevance + (1 - w) * strength
+    relevance_gate: float = 0.5  # rule "gate": relevance >= this first, the strength order inside each tier
+    relevance_duplicates: str = (
+        "keep"  # keep | demote: of lines matching the same query terms only the strength order's first counts
+    )
     untrusted_max_ttl: float = 86_400.0  # cap on the ttl of source="auto" memories
     lock_timeout: float = 10.0  # SQLite: how long to wait for another process's lock before StoreBusy
     db_path: str = DEFAULT_DB_PATH  # SQLite store location (env AMNESIA_DB also works)
@@ -129,7 +138,20 @@ class Config:
             "expected strength|relevance",
         )
         _require(
+            self.relevance_rule in RELEVANCE_RULES,
+            "relevance_rule",
+            self.relevance_rule,
+            "expected score|gate|fusion",
+        )
+        _require(
             0 <= self.relevance_weight <= 1, "relevance_weight", self.relevance_weight, "must be in [0,1]"
+        )
+        _require(0 < self.relevance_gate <= 1, "relevance_gate", self.relevance_gate, "must be in (0,1]")
+        _require(
+            self.relevance_duplicates in RELEVANCE_DUPLICATES,
+            "relevance_duplicates",
+            self.relevance_duplicates,
+            "expected keep|demote",
         )
         _require(self.untrusted_max_ttl > 0, "untrusted_max_ttl", self.untrusted_max_ttl, "must be > 0")
         _require(self.lock_timeout > 0, "lock_timeout", self.lock_timeout, "must be > 0")

@@ -57,7 +57,16 @@ def plan_injection(
     candidates = np.flatnonzero(visible & ~stale)
     ranking = None
     if index.relevance is not None and query:
-        ranking = relevance.rank(index.relevance, query, strengths, candidates, config.relevance_weight)
+        ranking = relevance.rank(
+            index.relevance,
+            query,
+            strengths,
+            candidates,
+            config.relevance_rule,
+            config.relevance_weight,
+            config.relevance_gate,
+            _strength_order(columns, strengths) if config.relevance_duplicates == "demote" else None,
+        )
     keys = strengths if ranking is None else ranking.keys  # what orders the candidates
     head, rest = columns.strongest(candidates, keys, HEAD_CANDIDATES)
     ordered = columns.injection_order(head, keys)  # more than HEAD_CANDIDATES when ties are wide
@@ -72,6 +81,11 @@ def plan_injection(
         selection, unsorted = _fill(index, everything, strengths, budget, now, ranking), 0
     excluded["not_reached"] = selection.not_reached + unsorted
     return selection, excluded
+
+
+def _strength_order(columns: Any, strengths: np.ndarray) -> Any:
+    """slots -> the same slots in the strength order (for relevance_duplicates "demote")."""
+    return lambda slots: columns.injection_order(slots, strengths)
 
 
 def _plan_small(

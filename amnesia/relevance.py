@@ -22,6 +22,16 @@ Ranking, for one query q over the candidates C (visible, live, not stale):
 
 and the block takes pinned items first, then score descending, then the strength order's tie-breaks (last
 access, newest, write order). A query with no indexed term gives rel = 0 everywhere: the strength order.
+That is `relevance_rule: score`, the default. The other rules replace the score:
+
+    gate:    ((1 if rel(d) >= tau and some query term is in d, else 0) + strength(d)) / 2
+             tau = relevance_gate: the relevant tier first, each tier in the strength order
+    fusion:  1 / (60 + rank_strength(d)) + 1 / (60 + rank_rel(d))      (reciprocal rank fusion; the second
+             term only when some query term is in d; ranks are competition ranks: equal values share one)
+
+and `relevance_duplicates: demote` sets level(d) = 0 for every candidate that is not the first, in the
+strength order, of the candidates containing exactly its query terms. What each rule costs and gains on
+generated tasks and LoCoMo: docs/engine.md, "Choosing the ranking rule".
 
 The same-terms rule: candidates that contain exactly the same query terms are equally relevant, so the
 strength order decides between them. For one-line memories BM25 then differs only by term frequency and
@@ -38,7 +48,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +58,7 @@ from amnesia.text import STOPWORDS, tokenize
 K1 = 1.2  # BM25 term-frequency saturation
 B = 0.75  # BM25 length normalisation
 MATCHED_SHOWN = 6  # matched terms named in one explanation
+FUSION_K = 60  # reciprocal rank fusion's constant (Cormack, Clarke and Buettcher, SIGIR 2009)
 
 
 def terms(text: str) -> list[str]:
@@ -147,22 +158,40 @@ class RelevanceIndex:
         terms. Sets are compared exactly: one bit per distinct query term, 64 to a word."""
         if not len(slots):
             return np.zeros(0)
+        order, starts = self._same_terms_groups(query_terms, slots, len(scores))
+        best = np.maximum.reduceat(scores[slots[order]], starts)
+        result = np.empty(len(slots), dtype=np.float64)
+        result[order] = np.repeat(best, np.diff(np.r_[starts, len(slots)]))
+        return result
+
+    def same_terms_firsts(self, query_terms: Iterable[str], slots: np.ndarray, size: int) -> np.ndarray:
+        """Of `slots` (in a priority order; every slot below `size`), a mask of the first of each set of slots
+        that contain exactly the same query terms."""
+        first = np.zeros(len(slots), dtype=bool)
+        if len(slots):
+            order, starts = self._same_terms_groups(query_terms, slots, size, stable=True)
+            first[order[starts]] = True  # a stable sort keeps each group's slots in their given order
+        return first
+
+    def _same_terms_groups(
+        self, query_terms: Iterable[str], slots: np.ndarray, size: int, stable: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`slots` (every indexed slot below `size`) grouped by the set of query terms each contains: an order
+        that puts equal sets side by side, and where each group starts in it."""
         unique = list(dict.fromkeys(query_terms))
         words = max(1, -(-len(unique) // 64))
-        bits = np.zeros((words, len(scores)), dtype=np.uint64)
+        bits = np.zeros((words, size), dtype=np.uint64)
         for position, term in enumerate(unique):
             holders = self.postings.get(term)
             if holders:
                 held = np.frombuffer(holders.slots, dtype=np.int64)
                 bits[position // 64, held] |= np.uint64(1 << (position % 64))
         rows = bits[:, slots]
-        order = np.argsort(rows[0]) if words == 1 else np.lexsort(rows)  # equal sets end up side by side
+        kind = "stable" if stable else None
+        order = np.argsort(rows[0], kind=kind) if words == 1 else np.lexsort(rows)  # lexsort is stable
         ordered = rows[:, order]
         starts = np.flatnonzero(np.r_[True, (ordered[:, 1:] != ordered[:, :-1]).any(axis=0)])
-        best = np.maximum.reduceat(scores[slots[order]], starts)
-        result = np.empty(len(slots), dtype=np.float64)
-        result[order] = np.repeat(best, np.diff(np.r_[starts, len(slots)]))
-        return result
+        return order, starts
 
     def matched(self, query_terms: Iterable[str], slot: int) -> list[str]:
         """The query terms that occur in the item in `slot`."""
@@ -184,42 +213,89 @@ class Ranking:
     bm25: np.ndarray  # per slot
     level: np.ndarray  # per slot: the largest bm25 among the candidates that match the same query terms
     best: float  # the largest bm25 among the candidates (0: nothing matched)
-    keys: np.ndarray  # per slot: w * rel + (1 - w) * strength
-    weight: float
+    keys: np.ndarray  # per slot: what orders the candidates under `rule`
+    rule: str  # score | gate | fusion
+    weight: float  # rule "score": w
+    gate: float  # rule "gate": tau
+    ranks: tuple[np.ndarray, np.ndarray] | None = None  # rule "fusion": relevance and strength rank per slot
 
     def explain(self, index: RelevanceIndex, slot: int, strength: float, pinned: bool) -> str:
         """Why this candidate ranks where it does, in one line."""
         first = "pinned first; " if pinned else ""
-        share = 1.0 - self.weight
-        raw = float(self.bm25[slot])
+        raw, key = float(self.bm25[slot]), float(self.keys[slot])
         if raw <= 0.0:
+            matched = "no query term matched"
+        else:
+            words = index.matched(self.query_terms, slot)
+            shown = ", ".join(words[:MATCHED_SHOWN]) + (", …" if len(words) > MATCHED_SHOWN else "")
+            level = float(self.level[slot])
+            lifted = f", {level:.2f} for the same matched terms" if level > raw else ""
+            if level == 0.0:
+                lifted = ", 0: a line the strength order ranks first matches the same terms"
+            matched = f"bm25 {raw:.2f}{lifted} of best {self.best:.2f} (matched: {shown})"
+        rel = float(self.level[slot]) / self.best if raw > 0.0 else 0.0
+        if self.rule == "gate":
+            tier = "relevant tier" if raw > 0.0 and rel >= self.gate else "lower tier"
+            gate = f"relevance {rel:.3f} vs gate {self.gate:.2f}"
+            return f"{first}{matched}: {gate}: {tier}, strength {strength:.3f}"
+        if self.rule == "fusion" and self.ranks is not None:
+            by_relevance, by_strength = (int(ranks[slot]) for ranks in self.ranks)
+            relevance_part = f"1/({FUSION_K}+{by_relevance}) + " if by_relevance else ""
             return (
-                f"{first}no query term matched: score {share:.2f}·strength {strength:.3f} = "
-                f"{float(self.keys[slot]):.3f}"
+                f"{first}{matched}: score {relevance_part}1/({FUSION_K}+{by_strength}) (strength "
+                f"{strength:.3f}, rank {by_strength}) = {key:.4f}"
             )
-        words = index.matched(self.query_terms, slot)
-        shown = ", ".join(words[:MATCHED_SHOWN]) + (", …" if len(words) > MATCHED_SHOWN else "")
-        level = float(self.level[slot])
-        lifted = f", {level:.2f} for the same matched terms" if level > raw else ""
-        return (
-            f"{first}bm25 {raw:.2f}{lifted} of best {self.best:.2f} (matched: {shown}): score "
-            f"{self.weight:.2f}·{level / self.best:.3f} + {share:.2f}·strength {strength:.3f} = "
-            f"{float(self.keys[slot]):.3f}"
-        )
+        share = 1.0 - self.weight
+        if raw <= 0.0:
+            return f"{first}{matched}: score {share:.2f}·strength {strength:.3f} = {key:.3f}"
+        score = f"{self.weight:.2f}·{rel:.3f} + {share:.2f}·strength {strength:.3f}"
+        return f"{first}{matched}: score {score} = {key:.3f}"
+
+
+def competition_ranks(values: np.ndarray) -> np.ndarray:
+    """1 + how many of `values` are strictly larger than each one (equal values share a rank)."""
+    ordered = np.sort(values)
+    return len(values) - np.searchsorted(ordered, values, side="right") + 1.0
 
 
 def rank(
-    index: RelevanceIndex, query: str, strengths: np.ndarray, candidates: np.ndarray, weight: float
+    index: RelevanceIndex,
+    query: str,
+    strengths: np.ndarray,
+    candidates: np.ndarray,
+    rule: str = "score",
+    weight: float = 0.8,
+    gate: float = 0.5,
+    strength_order: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Ranking:
-    """The relevance ranking of `candidates` (slots) for `query`; `strengths` cover every slot."""
+    """The relevance ranking of `candidates` (slots) for `query` under `rule`; `strengths` cover every
+    slot. A query that matches no candidate gives the strength order under every rule. With `strength_order`
+    (slots -> the same slots in the strength order; relevance_duplicates "demote"), of the candidates that
+    match exactly the same query terms only the first in the strength order keeps its relevance."""
     query_terms = tuple(terms(query))
     bm25 = index.bm25(query_terms, len(strengths))
     best = float(bm25[candidates].max()) if len(candidates) else 0.0
-    keys = (1.0 - weight) * strengths
-    level = bm25
-    if best > 0.0:
-        hit = candidates[bm25[candidates] > 0.0]
-        level = np.zeros_like(bm25)
-        level[hit] = index.same_terms_best(query_terms, hit, bm25)
-        keys = keys + weight * (level / best)
-    return Ranking(query_terms, bm25, level, best, keys, weight)
+    hit = candidates[bm25[candidates] > 0.0]  # empty when nothing matched: rel = 0 everywhere
+    level = np.zeros_like(bm25)
+    level[hit] = index.same_terms_best(query_terms, hit, bm25)
+    if strength_order is not None and len(hit):
+        ordered = strength_order(hit)
+        level[ordered[~index.same_terms_firsts(query_terms, ordered, len(bm25))]] = 0.0
+        hit = hit[level[hit] > 0.0]
+    rel = level / best if best > 0.0 else level
+    ranks = None
+    if rule == "gate":
+        # halved so that keys stay in [0, 1] (pinned add 2): the relevant tier in [1/2, 1], the rest in
+        # [0, 1/2]; dividing by 2 is exact, so equal strengths stay equal inside a tier
+        keys = ((rel >= gate) & (level > 0.0)) * 0.5 + strengths * 0.5
+    elif rule == "fusion":
+        by_relevance, by_strength = np.zeros_like(bm25), np.zeros_like(bm25)
+        by_relevance[hit] = competition_ranks(level[hit])
+        by_strength[candidates] = competition_ranks(strengths[candidates])
+        keys = np.zeros_like(bm25)
+        keys[candidates] = 1.0 / (FUSION_K + by_strength[candidates])
+        keys[hit] += 1.0 / (FUSION_K + by_relevance[hit])
+        ranks = (by_relevance, by_strength)
+    else:
+        keys = (1.0 - weight) * strengths + weight * rel
+    return Ranking(query_terms, bm25, level, best, keys, rule, weight, gate, ranks)

@@ -44,6 +44,10 @@ from tasks.modelapi import Message
 from tasks.spec import ForgetSpec, RememberSpec
 
 _ALIASES = {"ttl": "default_ttl", "curve": "default_curve", "k": "decay_k"}
+RELEVANCE_KNOBS = {
+    "score": "relevance_weight",
+    "gate": "relevance_gate",
+}  # each rule's parameter (fusion: none)
 _ARM_OPTIONS = {"budget", "use_keys", "tools", "query", "ttl_policy"}
 QUERY_SOURCES = ("user", "none")
 _CONFIG_FIELDS = {f.name for f in fields(Config)}
@@ -77,9 +81,14 @@ def _config_of(key: tuple[tuple[str, type, Any], ...], arm: str) -> Config:
 def _described_config(config: Config) -> dict[str, Any]:
     """`describe()`'s config part (every value is a scalar: callers get a shallow copy)."""
     described = {k: v for k, v in asdict(config).items() if k not in _HOST_ONLY}
-    if config.injection_order == "strength":  # the seed's order: the relevance knobs do nothing
-        del described["injection_order"], described["relevance_weight"]
-    return described
+    # Only the knobs that act are described (and logged): none of the relevance ones in the seed's strength
+    # order, and of the rule's parameters only the chosen rule's.
+    idle = set(RELEVANCE_KNOBS.values())
+    if config.injection_order == "strength":
+        idle |= {"injection_order", "relevance_rule", "relevance_duplicates"}
+    else:
+        idle.discard(RELEVANCE_KNOBS.get(config.relevance_rule, ""))
+    return {k: v for k, v in described.items() if k not in idle}
 
 
 class AmnesiaArm(ArmBase):

@@ -4,6 +4,7 @@ renew_on_inject, and the default strength order untouched by a query."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -337,3 +338,139 @@ def test_an_update_that_restates_the_subject_never_ranks_below_the_old_version_u
     by_strength = [d.id for d in engine.preview(10**6).decisions if d.id in (old, new)]
     by_relevance = [d.id for d in engine.preview(10**6, query=question).decisions if d.id in (old, new)]
     assert by_relevance == by_strength
+
+
+def test_demote_keeps_one_version_of_a_line_and_lets_an_unrelated_memory_in() -> None:
+    """Two unkeyed versions of one line, matched by the question on the same words: by default both rank
+    above an unrelated memory; with relevance_duplicates "demote" the older one ranks by strength alone."""
+    orders = {}
+    for duplicates in ("keep", "demote"):
+        engine, clock = make(injection_order="relevance", relevance_duplicates=duplicates)
+        old = engine.remember("The on-call lead is tomasz.", ttl="10d").id
+        clock.advance(DAY)
+        other = engine.remember("The standup room is aurora.", ttl="10d").id
+        clock.advance(DAY)
+        new = engine.remember("The on-call lead is kwame.", ttl="10d").id
+        clock.advance(3_600)
+        plan = engine.preview(query="Who is the on-call lead?")
+        names = {old: "old", other: "other", new: "new"}
+        orders[duplicates] = [names[d.id] for d in plan.decisions]
+        if duplicates == "demote":
+            assert "0: a line the strength order ranks first matches the same terms" in plan.decisions[2].why
+    assert orders == {"keep": ["new", "old", "other"], "demote": ["new", "other", "old"]}
+
+
+def test_the_gate_and_fusion_rules_explain_their_ranks() -> None:
+    for rule, expected in (
+        ("gate", "relevance 1.000 vs gate 0.50: relevant tier"),
+        ("fusion", "1/(60+1) + 1/(60+"),
+    ):
+        engine, clock = make(injection_order="relevance", relevance_rule=rule)
+        engine.remember("The verification drink is oolong.", ttl="30d")
+        clock.advance(5 * DAY)
+        engine.remember("Lunch is at noon.", ttl="30d")
+        first, second = engine.preview(query="Which drink?").decisions
+        assert expected in first.why
+        assert "no query term matched" in second.why
+    with pytest.raises(InvalidInput, match=r"^relevance_rule: expected score\|gate\|fusion, got 'bm25'$"):
+        Config(relevance_rule="bm25")
+    with pytest.raises(InvalidInput, match=r"^relevance_gate: must be in \(0,1\], got 0.0$"):
+        Config(relevance_gate=0)
+
+
+def relevance_levels(engine: Amnesia, query: str, ids: list[str]) -> dict[str, tuple[frozenset, float]]:
+    """Per candidate id: the query terms it contains and its level (the largest bm25, from the engine's own
+    index, among the candidates that contain exactly the same query terms)."""
+    index = engine._index.relevance
+    assert index is not None
+    slot_of, asked = engine._index.columns.slot_of, terms(query)
+    bm25 = index.bm25(asked, max(slot_of.values(), default=0) + 1)
+    matched = {i: frozenset(set(asked) & set(terms(engine._items[i].content))) for i in ids}
+    best = {}
+    for i in ids:
+        best[matched[i]] = max(best.get(matched[i], 0.0), float(bm25[slot_of[i]]))
+    return {i: (matched[i], best[matched[i]] if matched[i] else 0.0) for i in ids}
+
+
+# few words, so that candidates often contain the same query terms, and varied ages, so their strengths differ
+few_words = st.lists(
+    st.sampled_from(["tea", "oolong", "deploy", "rota", "lunch"]), min_size=1, max_size=3
+).map(" ".join)
+write = st.tuples(st.just("remember"), few_words, st.sampled_from([3_600.0, DAY, 10 * DAY]), st.just(False))
+history = st.lists(
+    st.one_of(
+        write,
+        write,  # twice: half the operations are writes
+        st.tuples(st.just("advance"), st.sampled_from([300.0, 3_000.0, 40_000.0])),
+        st.tuples(st.just("select"), few_words, st.integers(20, 120)),
+    ),
+    min_size=10,
+    max_size=30,
+)
+
+
+def after_history(operations: list[tuple], **config: object) -> Amnesia:
+    engine, clock = make(injection_order="relevance", renew_on_inject="full", **config)
+    play(engine, clock, operations, lambda query, budget: engine.select_for_injection(budget, query=query))
+    return engine
+
+
+@settings(max_examples=100, deadline=None)
+@given(history, few_words, st.sampled_from([0.25, 0.5, 1.0]))
+def test_the_gate_puts_the_relevant_tier_first_and_keeps_the_strength_order_inside_each_tier(
+    operations: list[tuple], query: str, gate: float
+) -> None:
+    engine = after_history(operations, relevance_rule="gate", relevance_gate=gate)
+    decisions = [d for d in engine.preview(10**6, query=query).decisions if not d.pinned]
+    strength_rank = {d.id: rank for rank, d in enumerate(engine.preview(10**6).decisions)}
+    ids = [d.id for d in decisions]
+    levels = relevance_levels(engine, query, ids)
+    best = max((level for _, level in levels.values()), default=0.0)
+    tiers = [bool(levels[i][0]) and best > 0 and levels[i][1] / best >= gate for i in ids]
+    assert tiers == sorted(tiers, reverse=True)  # the relevant tier first
+    for position, first in enumerate(ids):
+        for later, tier in zip(ids[position + 1 :], tiers[position + 1 :], strict=True):
+            if tier == tiers[position]:
+                assert strength_rank[first] < strength_rank[later]
+
+
+@settings(max_examples=200, deadline=None)
+@given(history, few_words)
+def test_fusion_orders_by_the_reciprocal_ranks_of_relevance_and_strength(
+    operations: list[tuple], query: str
+) -> None:
+    engine = after_history(operations, relevance_rule="fusion")
+    decisions = [d for d in engine.preview(10**6, query=query).decisions if not d.pinned]
+    levels = relevance_levels(engine, query, [d.id for d in decisions])
+    strengths = [d.strength for d in decisions]
+    hits = [level for matched, level in levels.values() if matched]
+
+    def fused(decision: object) -> float:
+        matched, level = levels[decision.id]  # type: ignore[attr-defined]
+        by_strength = 1 + sum(s > decision.strength for s in strengths)  # type: ignore[attr-defined]
+        score = 1 / (60 + by_strength)
+        return score + (1 / (60 + 1 + sum(h > level for h in hits)) if matched else 0.0)
+
+    scores = [fused(d) for d in decisions]
+    assert all(a >= b - 1e-12 for a, b in itertools.pairwise(scores))
+
+
+@settings(max_examples=100, deadline=None)
+@given(history, few_words)
+def test_demoted_duplicates_rank_by_strength_alone_against_unmatched_memories(
+    operations: list[tuple], query: str
+) -> None:
+    """relevance_duplicates "demote": of the candidates that contain exactly the same query terms, all but the
+    strength order's first are ordered against every unmatched candidate as the strength order orders them."""
+    engine = after_history(operations, relevance_duplicates="demote")
+    ids = [d.id for d in engine.preview(10**6, query=query).decisions if not d.pinned]
+    strength_rank = {d.id: rank for rank, d in enumerate(engine.preview(10**6).decisions)}
+    matched = {i: matched for i, (matched, _) in relevance_levels(engine, query, ids).items()}
+    firsts = {}
+    for i in sorted(ids, key=strength_rank.__getitem__):
+        firsts.setdefault(matched[i], i)
+    position = {i: n for n, i in enumerate(ids)}
+    for demoted in (i for i in ids if matched[i] and firsts[matched[i]] != i):
+        for unmatched in (i for i in ids if not matched[i]):
+            by_strength = strength_rank[demoted] < strength_rank[unmatched]
+            assert (position[demoted] < position[unmatched]) == by_strength
