@@ -13,7 +13,8 @@ candidate the probes whose injected block asserts a stale value that the strengt
 ("brought back", as `relevance_harmful.py` counts them). Part 2, unless --no-locomo: LoCoMo imported under
 the ttl policies of `locomo_relevance.py`, every candidate and `retrieval` at each --locomo-budgets, evidence
 retention pooled over all questions (with no ttl the candidates run with `auto_expire: false`, as there).
-Prints both tables in markdown, plus each candidate's eligibility under docs/engine.md's pre-stated rule.
+Prints both tables in markdown and, when both parts ran, each candidate's eligibility under docs/engine.md's
+pre-stated rule.
 
     python benchmarks/relevance_frontier.py --sets /tmp/g/mixed-5 /tmp/g/harmful-5 --out /tmp/frontier
     python benchmarks/relevance_frontier.py --sets tasks/harmful --no-locomo --out /tmp/frontier-shipped
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         mean = sum(shares) / len(shares)
         print(f"| `{arm}` | " + " | ".join(f"{x:.1%}" for x in shares) + f" | {mean:.1%} | {ratio} |")
-    if floor is not None:
+    if floor is not None and args.sets:  # eligibility needs both parts
         print()
         for name in names:
             back = sum(sum(counts[(name, s.name)]) for s in args.sets)
