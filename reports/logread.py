@@ -176,50 +176,62 @@ _SHARED = frozenset({"block", "item_id", "content", "key", "source", "curve", "r
 _TYPECODES = {int: "q", float: "d", bool: "b"}  # array.array codes of the values kept unboxed
 _DTYPES = {"q": np.int64, "d": np.float64, "b": np.int8}
 _NONE = type(None)
+_BATCH = 1 << 12  # values checked and unboxed together
 
 
 class _Values:
     """One frame column's values, gathered pair by pair in the least memory that gives the column pandas
     makes of the whole list: while every value is an int (or every one a float, or a bool), possibly with
     Nones, they are kept unboxed in an `array.array` (8 bytes a value, against a pointer plus a 24-32 byte
-    object in a list); any other mix falls back to the list of the values themselves. `values()` is what
-    `pd.DataFrame` would make of the list: int64 (ints), float64 (floats, or numbers with Nones: NaN), bool,
-    objects (bools with Nones, all Nones), or the list itself."""
+    object in a list); any other mix falls back to the list of the values themselves. Values are checked
+    a batch at a time (a pair brings a few). `values()` is what `pd.DataFrame` would make of the list: int64
+    (ints), float64 (floats, or numbers with Nones: NaN), bool, objects (bools with Nones, all Nones), or
+    the list itself."""
 
-    __slots__ = ("code", "count", "items", "nones", "typed")
+    __slots__ = ("batch", "buffer", "code", "count", "items", "nones", "typed")
 
-    def __init__(self) -> None:
+    def __init__(self, batch: int = _BATCH) -> None:
+        self.batch = batch
         self.code: str | None = None  # the array's typecode; None while only Nones came
         self.typed: array[Any] | None = None
         self.nones: list[int] = []  # positions of the Nones (0 in the array)
+        self.count = 0  # values in the array (or Nones, while only Nones came)
+        self.buffer: list[Any] = []  # values not checked yet
         self.items: list[Any] | None = None  # the values themselves, once they cannot be kept unboxed
-        self.count = 0
+
+    def __len__(self) -> int:
+        return len(self.items) if self.items is not None else self.count + len(self.buffer)
 
     def extend(self, values: list[Any]) -> None:
-        if self.items is None:
-            kinds = set(map(type, values))
-            kinds.discard(_NONE)
-            code = self.code if not kinds else _TYPECODES.get(kinds.pop(), "") if len(kinds) == 1 else ""
-            if code == "" or (self.code is not None and code != self.code) or not self._append(code, values):
-                self._unbox()
         if self.items is not None:
             self.items.extend(values)
-        self.count += len(values)
+            return
+        self.buffer.extend(values)
+        if len(self.buffer) >= self.batch:
+            self._flush()
+
+    def _flush(self) -> None:
+        values, self.buffer = self.buffer, []
+        kinds = set(map(type, values))
+        kinds.discard(_NONE)
+        code = self.code if not kinds else _TYPECODES.get(kinds.pop(), "") if len(kinds) == 1 else ""
+        if code == "" or (self.code is not None and code != self.code) or not self._append(code, values):
+            self._unbox()
+            self.items.extend(values)  # type: ignore[union-attr]
 
     def _append(self, code: str | None, values: list[Any]) -> bool:
         """Append to the array (typecode `code`); False when a value does not fit (an int beyond int64)."""
-        if code is None:  # only Nones so far
-            self.nones.extend(range(self.count, self.count + len(values)))
-            return True
-        try:
-            found = array(code, [0 if v is None else v for v in values] if None in values else values)
-        except OverflowError:
-            return False
-        if self.typed is None:
-            self.code, self.typed = code, array(code, bytes(self.count * found.itemsize))
+        if code is not None:
+            try:
+                found = array(code, [0 if v is None else v for v in values] if None in values else values)
+            except OverflowError:
+                return False
+            if self.typed is None:
+                self.code, self.typed = code, array(code, bytes(self.count * found.itemsize))
+            self.typed.extend(found)
         if None in values:
             self.nones.extend(self.count + i for i, v in enumerate(values) if v is None)
-        self.typed.extend(found)
+        self.count += len(values)
         return True
 
     def _unbox(self) -> None:
@@ -233,6 +245,8 @@ class _Values:
 
     def values(self) -> Any:
         """The column for `pd.DataFrame`: an array, or the list of values where pandas is to infer."""
+        if self.items is None and self.buffer:
+            self._flush()
         if self.items is not None:
             return self.items
         if self.typed is None:
@@ -284,7 +298,7 @@ class _Columns:
     def frame(self) -> pd.DataFrame:
         """The family's frame; the gathered values are let go (the frame holds its own copy)."""
         columns, self.columns = self.columns, {}
-        if not columns["run"].count:  # no rows in the whole load
+        if not len(columns["run"]):  # no rows in the whole load
             return pd.DataFrame(columns=COLUMNS[self.family])
         return pd.DataFrame({name: values.values() for name, values in columns.items()})
 

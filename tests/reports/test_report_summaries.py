@@ -72,11 +72,11 @@ COLUMN = st.sampled_from([st.integers(-5, 10**12), st.floats(), st.booleans(), s
 
 
 @settings(max_examples=300, deadline=None)
-@given(pairs=COLUMN | st.lists(st.lists(VALUE, max_size=4), max_size=6))
-def test_a_column_gathered_pair_by_pair_is_the_column_pandas_makes_of_the_whole_list(pairs):
+@given(pairs=COLUMN | st.lists(st.lists(VALUE, max_size=4), max_size=6), batch=st.integers(1, 8))
+def test_a_column_gathered_pair_by_pair_is_the_column_pandas_makes_of_the_whole_list(pairs, batch):
     """Numbers and booleans are kept unboxed while the load runs; the frame column must be the one pandas
     makes of the plain list of the values: same dtype, same values (None stays None, 1 stays 1)."""
-    gathered = _Values()
+    gathered = _Values(batch)
     for values in pairs:
         gathered.extend(values)
     whole = [v for values in pairs for v in values]
