@@ -31,13 +31,18 @@ _ASCII_CLASSES = bytes(
 
 def count_tokens(text: str) -> int:
     """Tokens of `text` under the rule above."""
-    if text.isascii():
-        # A word run of n classes "a" becomes n//4 "b" then n%4 "a"; the leftover "a"s (at most three) then
-        # fold into one: one letter per token, and every non-space letter left is one token.
-        marks = text.encode("ascii").translate(_ASCII_CLASSES)
-        marks = marks.replace(b"aaaa", b"b").replace(b"aaa", b"a").replace(b"aa", b"a")
-        return len(marks) - marks.count(b" ")
-    return len(_TOKEN.findall(text))
+    if not text.isascii():
+        # The memory block's separator " · " is often a prompt's only non-ASCII character; like ".", it is one
+        # token that joins no run, so the text is counted as if it were a ".".
+        dotted = text.replace("\u00b7", ".")
+        if not dotted.isascii():
+            return len(_TOKEN.findall(text))
+        text = dotted
+    # A word run of n classes "a" becomes n//4 "b" then n%4 "a"; the leftover "a"s (at most three) then
+    # fold into one: one letter per token, and every non-space letter left is one token.
+    marks = text.encode("ascii").translate(_ASCII_CLASSES)
+    marks = marks.replace(b"aaaa", b"b").replace(b"aaa", b"a").replace(b"aa", b"a")
+    return len(marks) - marks.count(b" ")
 
 
 @lru_cache(maxsize=256)

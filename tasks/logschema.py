@@ -21,12 +21,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TextIO
 
 from amnesia.clock import Clock
 from tasks.errors import ReportInputError
@@ -54,9 +53,8 @@ class Record:
 
     def fields(self) -> dict[str, Any]:
         """The record's own fields in declaration order (optional fields at their default left out)."""
-        names, values_of, omitted, _ = _layout(type(self))
-        values = dict(zip(names, values_of(self), strict=True))
-        for name, default in omitted:
+        values = self.__dict__.copy()  # the dataclass __init__ sets every field, in declaration order
+        for name, default in _layout(type(self)).omitted:
             if values[name] == default:
                 del values[name]
         return values
@@ -65,8 +63,6 @@ class Record:
 class _Layout(NamedTuple):
     """How `Record.fields` reads a class, computed once per class (the writer is a hot path)."""
 
-    names: tuple[str, ...]  # every field, in declaration order
-    values_of: Callable[[Any], tuple[Any, ...]]  # the fields' values, in the same order
     omitted: tuple[tuple[str, Any], ...]  # (name, default) of the fields left out at their default
     type_json: str  # the JSON of the line's `type` value
 
@@ -82,10 +78,8 @@ def _layout(cls: type) -> _Layout:
         clash = set(names) & {*ENVELOPE_FIELDS, "wall_time"}
         if clash:  # the writer puts the envelope around the fields: a field may not reuse its names
             raise TypeError(f"{cls.__name__}: field {sorted(clash)[0]!r} is an envelope key")
-        getter = operator.attrgetter(*names)
-        values_of = getter if len(names) > 1 else lambda record: (getter(record),)
         omitted = tuple((f.name, f.default) for f in specs if f.metadata.get("omit_default"))
-        layout = _LAYOUTS[cls] = _Layout(names, values_of, omitted, _encode_line(cls.TYPE))
+        layout = _LAYOUTS[cls] = _Layout(omitted, _encode_line(cls.TYPE))
     return layout
 
 
@@ -432,11 +426,20 @@ def _number(value: Any) -> str:
 _BUFFER_BYTES = 1 << 16
 
 
+def _open_log(path: Path) -> TextIO:
+    """The log file at `path`, opened for a pair's records: truncated, its folder made when missing (the
+    pairs of an arm share one: made once, rather than asked after for every pair)."""
+    try:
+        return open(path, "w", encoding="utf-8", buffering=_BUFFER_BYTES)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "w", encoding="utf-8", buffering=_BUFFER_BYTES)
+
+
 class LogWriter:
     """Appends records for one (arm, task) pair. Opening truncates: a pair is always logged from scratch."""
 
     def __init__(self, path: Path, *, arm: str, task_id: str, clock: Clock) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._arm = arm
         self._task_id = task_id
@@ -444,7 +447,7 @@ class LogWriter:
         self._seq = 0
         self._summary = PairSummary()  # stored in the pair's task_end
         self._names = f',"arm":{_encode_line(arm)},"task_id":{_encode_line(task_id)}'  # on every line
-        self._file = path.open("w", encoding="utf-8", buffering=_BUFFER_BYTES)
+        self._file = _open_log(path)
 
     def write(self, record: Record) -> None:
         """Append one record (envelope + fields + wall_time); the file gets it in order, by `close` at the
@@ -460,7 +463,7 @@ class LogWriter:
         self._file.write(
             f'{{"v":{LOG_FORMAT_VERSION},"seq":{self._seq},"type":{_layout(type(record)).type_json}{self._names}'
             f',"sim_time":{_number(now)}{"," if len(fields) > 2 else ""}{fields[1:-1]}'
-            f',"wall_time":{_number(time.time())}}}\n'
+            f',"wall_time":{float.__repr__(time.time())}}}\n'  # a time.time() is finite: _number's case
         )
         self._seq += 1
 

@@ -38,6 +38,13 @@ def test_the_ascii_token_count_equals_the_regex_count(text):
     assert count_tokens(text) == sum(-(-len(run) // 4) for run in runs)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127) | st.just("·"), max_size=60))
+def test_text_whose_only_non_ascii_is_the_block_separator_counts_as_the_regex_counts(text):
+    assert count_tokens(text) == len(_TOKEN.findall(text))
+    assert count_tokens(text + " 是") == len(_TOKEN.findall(text + " 是"))  # not ASCII even dotted: the regex
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.binary(min_size=0, max_size=150),
