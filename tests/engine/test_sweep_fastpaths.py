@@ -91,7 +91,9 @@ def _plain_decayed(base, age, ttl, curve, pinned, k, *, zero_at_ttl=True):
 
 
 _SLOT = st.tuples(
-    st.floats(allow_nan=True, allow_infinity=False) | st.sampled_from([0.0, -0.0, 1.0, 0.5]),  # base
+    # No NaN base: a strength is never NaN (written as 1.0, renewed to 1.0), and when two NaNs meet, which
+    # payload an operation keeps depends on operand order, which the two paths need not share.
+    st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, -0.0, 1.0, 0.5]),  # base
     st.floats(min_value=-1e12, max_value=1e12) | st.sampled_from([0.0, -0.0, 3600.0, 7200.0]),  # age
     st.floats(min_value=0.0, exclude_min=False) | st.sampled_from([math.inf, 3600.0, 0.0, 5e-324]),  # ttl
     st.sampled_from([FLAT, LINEAR, EBBINGHAUS]),
@@ -108,7 +110,7 @@ _SLOT = st.tuples(
 )
 def test_decayed_strengths_are_bit_for_bit_those_of_the_plain_formula(slots, k, zero_at_ttl, one_curve):
     """Both of `decayed`'s paths — Python floats for a small store, numpy in place for a large one — give the
-    plain formula's bits, NaN and signed zeros included: strengths decide stale and due, and are logged."""
+    plain formula's bits, signed zeros included: strengths decide stale and due, and are logged."""
     columns = [list(column) for column in zip(*slots, strict=True)] if slots else [[]] * 5
     if one_curve:  # the in-place path's shortcut for a store of one curve (the default: ebbinghaus)
         columns[3] = [EBBINGHAUS] * len(slots)
