@@ -94,7 +94,7 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         num, den = float(num), float(den)
         return np.float64(num / den if den > 0 else np.nan)
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf on overflow, as the scalar path
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
