@@ -65,6 +65,13 @@ def arm_config(folder: Path, names: list[str], extra: dict[str, object]) -> Path
     return path
 
 
+def run_without_report(
+    tasks: Path, arms: list[str], budget: int, folder: Path, workers: int, config: Path
+) -> None:
+    """Run `arms` on `tasks` at `budget` tokens into `folder`, logs only."""
+    run(tasks, arms, budget_tokens=budget, out=folder, workers=workers, arm_config=config, report=False)
+
+
 def brought_back(sets: list[Path], budgets: list[int], names: list[str], out: Path, workers: int) -> dict:
     """{(candidate, set name): [brought back at each budget]}."""
     config = arm_config(out, names, {})
@@ -73,15 +80,7 @@ def brought_back(sets: list[Path], budgets: list[int], names: list[str], out: Pa
         for budget in budgets:
             folder = out / f"{tasks.name}-{budget}"
             arms = ["amnesia", *(f"rel-{name}" for name in names)]
-            run(
-                tasks,
-                arms,
-                budget_tokens=budget,
-                out=folder,
-                workers=workers,
-                arm_config=config,
-                report=False,
-            )
+            run_without_report(tasks, arms, budget, folder, workers, config)
             strength = probe_outcomes(folder, "amnesia")
             for name in names:
                 relevance = probe_outcomes(folder, f"rel-{name}")
@@ -105,15 +104,7 @@ def locomo(
         for budget in budgets:
             folder = out / f"locomo-{slug}-{budget}"
             arms = ["retrieval", *(f"rel-{name}" for name in names)]
-            run(
-                tasks,
-                arms,
-                budget_tokens=budget,
-                out=folder,
-                workers=workers,
-                arm_config=config,
-                report=False,
-            )
+            run_without_report(tasks, arms, budget, folder, workers, config)
             results[(policy, budget)] = retention(folder)
             print(f"done: LoCoMo, ttl {policy}, {budget} tokens", file=sys.stderr, flush=True)
     return results
