@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from benchmarks.scale_targets import _amnesia_bench  # noqa: E402  (runs `amnesia-bench` from a code root)
+from benchmarks.scale_targets import (  # noqa: E402  (run `amnesia-bench` from a code root; a revision's code)
+    _amnesia_bench,
+    code_at,
+)
 
 _WALL_VALUE = re.compile(rb'"(wall[A-Za-z_]*)":(-?[0-9][0-9.eE+-]*|null)')
 
@@ -52,15 +52,6 @@ def differences(left: Path, right: Path) -> list[str]:
     return found
 
 
-def _checkout(revision: str, folder: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=False)
-    if archive.returncode != 0:
-        raise SystemExit(f"git archive {revision}: {archive.stderr.decode(errors='replace')}")
-    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-        tar.extractall(folder, filter="data")
-    return folder
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", default="main", help="git revision to compare with (default main)")
@@ -68,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="amnesia-same-logs-") as folder:
         work = Path(folder)
-        other = _checkout(args.against, work / "other")
+        other = code_at(args.against, work / "other")
         generated = work / "gen900"
         generate = ("generate", "--group", "all", "--n", "300", "--seed", "1", "--out", str(generated))
         _amnesia_bench(ROOT, *generate)

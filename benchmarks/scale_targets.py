@@ -83,12 +83,11 @@ def _seconds(run_output: str) -> float:
     return float(line.split(" probes in ")[1].split("s ->")[0])
 
 
-def _reference_code(folder: Path) -> Path:
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", REFERENCE_COMMIT], capture_output=True, check=False
-    )
+def code_at(revision: str, folder: Path) -> Path:
+    """The repository's files at git `revision`, extracted into `folder` (returned)."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=False)
     if archive.returncode != 0:
-        raise SystemExit(f"git archive {REFERENCE_COMMIT}: {archive.stderr.decode(errors='replace')}")
+        raise SystemExit(f"git archive {revision}: {archive.stderr.decode(errors='replace')}")
     with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
         tar.extractall(folder, filter="data")
     return folder
@@ -96,7 +95,7 @@ def _reference_code(folder: Path) -> Path:
 
 def replay_and_report(work: Path, repeats: int) -> list[Target]:
     tasks = work / "gen900"
-    reference = _reference_code(work / "reference")
+    reference = code_at(REFERENCE_COMMIT, work / "reference")
     # The reference cannot read tasks from today's generator (new fields); today's code reads the reference's.
     _amnesia_bench(reference, "generate", "--group", "all", "--n", "300", "--seed", "1", "--out", str(tasks))
     quiet = ["--tasks", str(tasks), "--arms", ARMS, "--no-progress", "--no-report"]
