@@ -9,7 +9,9 @@ store (a term no live item has any more is dropped with its postings list). Noth
 is rebuilt from the store when the engine loads, so there is no index file that could keep forgotten text.
 
 Terms are `amnesia.text.tokenize`'s — stemmed lowercase Latin words and CJK unigrams + bigrams — minus
-English stopwords (`amnesia.text.STOPWORDS`), in documents and queries alike.
+English stopwords (`amnesia.text.STOPWORDS`), in documents and queries alike. The rule-based arms' BM25
+(`arms/bm25.py`) is this index with `amnesia.text.tokenize` as is: stopwords kept, so their results stay as
+they were measured.
 
 Ranking, for one query q over the candidates C (visible, live, not stale):
 
@@ -93,9 +95,11 @@ class Postings:
 
 
 class RelevanceIndex:
-    """BM25 postings over the live items, keyed by their column slot."""
+    """BM25 postings over the live items, keyed by their column slot. The one BM25 of the project: the
+    rule-based arms' `arms.bm25.BM25Index` keys documents by id over this index, with its own `tokenizer`."""
 
-    def __init__(self, capacity: int = 1024) -> None:
+    def __init__(self, capacity: int = 1024, tokenizer: Callable[[str], list[str]] = terms) -> None:
+        self.tokenizer = tokenizer  # text -> index terms, for documents and queries alike
         self.postings: dict[str, Postings] = {}  # term -> the live items that contain it
         self.lengths = np.zeros(capacity, dtype=np.float64)  # terms per slot (0: free slot)
         self.documents = 0  # live items indexed
@@ -103,7 +107,7 @@ class RelevanceIndex:
 
     def add(self, slot: int, text: str) -> None:
         """Index a newly written item in `slot` (a slot is added once per item: contents never change)."""
-        counts = Counter(terms(text))
+        counts = Counter(self.tokenizer(text))
         postings = self.postings
         for term, frequency in counts.items():
             holders = postings.get(term)
@@ -125,7 +129,7 @@ class RelevanceIndex:
     def remove(self, slot: int, text: str) -> None:
         """Drop the item in `slot` (its text re-tokenised: the index keeps no per-item term list)."""
         postings = self.postings
-        for term in set(terms(text)):
+        for term in set(self.tokenizer(text)):
             holders = postings[term]
             holders.remove(slot)
             if not holders:  # the last live item with this term is gone: so is the term
@@ -272,7 +276,7 @@ def rank(
     slot. A query that matches no candidate gives the strength order under every rule. With `strength_order`
     (slots -> the same slots in the strength order; relevance_duplicates "demote"), of the candidates that
     match exactly the same query terms only the first in the strength order keeps its relevance."""
-    query_terms = tuple(terms(query))
+    query_terms = tuple(index.tokenizer(query))
     bm25 = index.bm25(query_terms, len(strengths))
     best = float(bm25[candidates].max()) if len(candidates) else 0.0
     hit = candidates[bm25[candidates] > 0.0]  # empty when nothing matched: rel = 0 everywhere

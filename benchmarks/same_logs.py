@@ -4,6 +4,7 @@ with this checkout, and compare every log byte for byte once wall-clock values a
     python benchmarks/same_logs.py            # main vs this checkout: 900 generated tasks x 3 arms, and
                                               # the shipped tasks on every arm
     python benchmarks/same_logs.py --against HEAD~1 --model scripted:tools
+    python benchmarks/same_logs.py --generated-arms retrieval,memorybank,claims   # other arms on the 900
 
 Wall-clock values live only under `wall*` keys (tasks/logschema.py); each such key's value is replaced by a
 placeholder, nothing else is. Exit status 1 when any log differs or exists on one side only.
@@ -56,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", default="main", help="git revision to compare with (default main)")
     parser.add_argument("--model", default="scripted", help="model of both runs (default scripted)")
+    parser.add_argument(
+        "--generated-arms",
+        default="no-memory,full-memory,amnesia",
+        help="arms run on the 900 generated tasks (default no-memory,full-memory,amnesia)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="amnesia-same-logs-") as folder:
         work = Path(folder)
@@ -64,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         generate = ("generate", "--group", "all", "--n", "300", "--seed", "1", "--out", str(generated))
         _amnesia_bench(ROOT, *generate)
         cases = {
-            "generated": (generated, "no-memory,full-memory,amnesia"),
+            "generated": (generated, args.generated_arms),
             "shipped": (ROOT / "tasks", "all"),
         }
         problems = []

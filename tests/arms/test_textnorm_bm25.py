@@ -3,6 +3,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from amnesia.relevance import RelevanceIndex, terms
 from arms.bm25 import BM25Index
 from arms.textnorm import content_terms, dice, jaccard, stem, tokenize
 
@@ -64,3 +65,37 @@ def test_similarities_are_symmetric_and_bounded(left, right):
         assert measure(a, b) == measure(b, a)
         assert 0.0 <= measure(a, b) <= 1.0
     assert dice(a, a) == 1.0
+
+
+_WORDS = st.sampled_from(
+    ["oolong", "tea", "the", "deploy", "deploys", "rota", "记忆", "遗忘", "a", "room", "x1"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(_WORDS, max_size=10).map(" ".join), min_size=1, max_size=12),
+    st.lists(_WORDS, min_size=1, max_size=8).map(" ".join),
+    st.sets(st.integers(0, 11)),
+)
+def test_bm25_is_the_engine_index_bit_for_bit(texts, query, removed):
+    """The arms' BM25 and the engine's relevance index are one implementation: with the engine's terms, the
+    keyed index scores every document exactly as the engine's index does (after replacements and removals,
+    whose slots are reused)."""
+    keyed = BM25Index(tokenizer=terms)
+    for i in range(len(texts)):
+        keyed.add(i, "placeholder words")  # replaced below: the first text leaves no trace
+    for i, text in enumerate(texts):
+        keyed.add(i, text)
+    kept = [i for i in range(len(texts)) if i not in removed]
+    for i in removed:
+        keyed.remove(i)
+    keyed.add("late", texts[0])  # takes a freed slot when there is one
+    engine = RelevanceIndex()
+    documents = [*(texts[i] for i in kept), texts[0]]
+    for slot, text in enumerate(documents):
+        engine.add(slot, text)
+    expected = engine.bm25(terms(query), len(documents))
+    scores = keyed.scores(query)
+    assert scores == {d: float(expected[s]) for s, d in enumerate([*kept, "late"]) if expected[s] > 0}
+    assert len(keyed) == len(kept) + 1 and "late" in keyed and all(i not in keyed for i in removed)
