@@ -8,7 +8,10 @@ views (ids, counts, a few items), never the whole store.
 
 The dispatcher is bound to one agent: `owner_id` is the agent's session (None for the main agent outside any
 session) and `include_workspace=False` marks a sub-agent, which writes, recalls and forgets only in its own
-session (seed §6.10). The model never chooses whose session it writes to.
+session (seed §6.10). The model never chooses whose session it writes to. A host may also give the
+dispatcher a `ttl_rule`: how the ttl the model asked for becomes the stored one on a non-pinned
+`amnesia_remember` (the benchmark's `ttl_policy` arm option applies to the model's writes through it, as to
+the task's); the result the model reads shows the stored ttl.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from amnesia.checks import shown
 from amnesia.errors import AmnesiaError, one_line
+from amnesia.item import resolve_ttl
 
 if TYPE_CHECKING:
     from amnesia.engine import Amnesia
@@ -257,10 +261,14 @@ def validate_arguments(name: str, arguments: str | Mapping[str, Any] | None) -> 
     return dict(arguments)
 
 
+TtlRule = Callable[[float | None], float | None]  # requested ttl (seconds; None: not given) -> stored ttl
+
+
 @dataclass(frozen=True)
 class _Agent:
     owner_id: str | None
     include_workspace: bool
+    ttl_rule: TtlRule | None = None  # the host's rule for the ttl of a non-pinned write (None: as asked)
 
     @property
     def is_sub_agent(self) -> bool:
@@ -278,6 +286,12 @@ def _remember(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str,
     if args.get("pin") and args.get("ttl") is not None:  # seed §6.3: pin means ttl omitted or null
         raise ToolError("ttl: a pinned memory is kept until forgotten; omit ttl or pass null", "ttl")
     options: dict[str, Any] = {"ttl": args["ttl"]} if "ttl" in args else {}
+    explicit_null = "ttl" in args and args["ttl"] is None  # left for the engine to refuse: null needs pin
+    if agent.ttl_rule is not None and not args.get("pin") and not explicit_null:
+        # a ttl given is checked as the engine checks it (the same message when it is bad)
+        requested = resolve_ttl(args["ttl"], False, engine.config) if "ttl" in args else None
+        stored = agent.ttl_rule(requested)
+        options = {} if stored is None else {"ttl": stored}
     view = engine.remember(
         args["content"],
         kind=args.get("kind", "fact"),
@@ -364,11 +378,14 @@ def call_tool(
     *,
     owner_id: str | None = None,
     include_workspace: bool = True,
+    ttl_rule: TtlRule | None = None,
 ) -> dict[str, Any]:
-    """Run one tool call and return its JSON-able result or error object (never raises for bad input)."""
+    """Run one tool call and return its JSON-able result or error object (never raises for bad input).
+    `ttl_rule` turns the ttl the model asked for on a non-pinned `amnesia_remember` (seconds, None when it
+    gave none) into the ttl stored (None: the engine's default)."""
     try:
         args = validate_arguments(name, arguments)
-        return _HANDLERS[name](engine, args, _Agent(owner_id, include_workspace))
+        return _HANDLERS[name](engine, args, _Agent(owner_id, include_workspace, ttl_rule))
     except ToolError as exc:
         return exc.to_dict()
     except (AmnesiaError, ValueError) as exc:
@@ -383,9 +400,14 @@ def dispatch(
     *,
     owner_id: str | None = None,
     include_workspace: bool = True,
+    ttl_rule: TtlRule | None = None,
 ) -> str:
     """Run one tool call; returns the compact JSON text to put in the tool message for the model."""
-    return to_json(call_tool(engine, name, arguments, owner_id=owner_id, include_workspace=include_workspace))
+    return to_json(
+        call_tool(
+            engine, name, arguments, owner_id=owner_id, include_workspace=include_workspace, ttl_rule=ttl_rule
+        )
+    )
 
 
 def to_json(result: Mapping[str, Any]) -> str:

@@ -16,7 +16,8 @@ Options: any `amnesia.Config` field (e.g. `default_ttl: 7d`, `renew_on_inject: u
   `none`. It matters only with `injection_order: relevance` (the `amnesia-relevance` preset); the default
   strength order does not use it;
 - `ttl_policy`: how the writer's ttl becomes the stored one (`task` default, `fixed:7d`, `scaled:0.5`,
-  `noisy:0.8`; see `arms.arm_options.TtlPolicy`); pinned writes are never touched.
+  `noisy:0.8`; see `arms.arm_options.TtlPolicy`), for the task's writes and the model's `amnesia_remember`
+  calls alike; pinned writes are never touched.
 
 Scopes: a memory without an explicit scope is workspace-wide for the main agent and session-scoped for a
 sub-agent. The main agent sees workspace memories plus its current session's; a sub-agent sees only its own
@@ -109,6 +110,7 @@ class AmnesiaArm(ArmBase):
             raise ArmConfigError(f"{self.name}: query: expected user|none, got {self.query_source!r}")
         self.ttl_policy = TtlPolicy.parse(self.name, options.get("ttl_policy"))
         self._writes = 0  # remember() calls so far in this task: the write index of the noisy ttl policy
+        self._tool_writes = 0  # the model's amnesia_remember calls so far (their own noisy stream)
         self.engine: Amnesia | None = None
         self.session: SessionInfo | None = None
         self._ids_by_key: dict[str, list[str]] = {}
@@ -145,7 +147,7 @@ class AmnesiaArm(ArmBase):
 
     def start_task(self, ctx: ArmContext) -> None:
         super().start_task(ctx)
-        self._writes = 0
+        self._writes = self._tool_writes = 0
         counter = iter(range(1, 10**12))
         secret = hashlib.sha256(f"amnesia-audit-secret:{ctx.seed}".encode()).digest()
         self.engine = Amnesia(
@@ -262,6 +264,15 @@ class AmnesiaArm(ArmBase):
             arguments,
             owner_id=session.session_id,
             include_workspace=session.agent == "main",
+            ttl_rule=None if self.ttl_policy.kind == "task" else self._tool_ttl,  # task: the model's ttl
+        )
+
+    def _tool_ttl(self, ttl: float | None) -> float | None:
+        """The ttl stored for a non-pinned `amnesia_remember` call that asked for `ttl`: the ttl policy, as
+        for the task's writes."""
+        write_index, self._tool_writes = self._tool_writes, self._tool_writes + 1
+        return self.ttl_policy.apply(
+            ttl, self.config.default_ttl, seed=self._ctx().seed, write_index=write_index, stream="tool"
         )
 
     # --- helpers ---------------------------------------------------------------------------------------

@@ -75,6 +75,10 @@ class TtlPolicy:
     - `scaled:<factor>`: the writer's ttl (or the arm's default) times `factor`;
     - `noisy:<sigma>`: the writer's ttl (or the arm's default) times a log-normal factor e^N(0, sigma²), drawn
       from (pair seed, write index), so it is the same on every arm and every rerun of a (run seed, task).
+      The model's own writes (tool calls) count in a stream of their own, so that a tool write never shifts
+      the draws of the task's writes.
+
+    Writers are the task's scripted writes and the model's tool writes (`amnesia_remember`) alike.
 
     It lets a run ask what happens when ttls are set the way people and agents really set them (one default
     for everything, systematically too short or too long, or just noisy) instead of by the task's author."""
@@ -107,15 +111,19 @@ class TtlPolicy:
             raise ArmConfigError(problem)
         return cls(kind, value)
 
-    def apply(self, ttl: float | None, default_ttl: float, *, seed: int, write_index: int) -> float | None:
-        """The ttl to store for one non-pinned write whose writer asked for `ttl` (None = no ttl given)."""
+    def apply(
+        self, ttl: float | None, default_ttl: float, *, seed: int, write_index: int, stream: str = "task"
+    ) -> float | None:
+        """The ttl to store for one non-pinned write whose writer asked for `ttl` (None = no ttl given);
+        `write_index` counts the writes of `stream` (`task`: the task's writes, `tool`: the model's)."""
         if self.kind == "task":
             return ttl
         if self.kind == "fixed":
             return self.value
         base = default_ttl if ttl is None else ttl
         noisy = self.kind == "noisy"
-        factor = math.exp(self.value * noise_draw(seed, write_index)) if noisy else self.value
+        parts = (seed, write_index) if stream == "task" else (seed, stream, write_index)  # task: as before
+        factor = math.exp(self.value * noise_draw(*parts)) if noisy else self.value
         return min(max(base * factor, 1.0), float(MAX_DURATION_SECONDS))
 
 

@@ -51,6 +51,58 @@ def test_fixed_scaled_and_noisy(arm_driver, tmp_path: Path) -> None:
     assert _written_ttls(arm_driver, tmp_path / "n4", "noisy:0") == [14 * DAY, 2 * DAY, 30 * DAY, None]
 
 
+def _tool_ttls(arm_driver, tmp_path: Path, arm: str, policy: str | None) -> list[float | None]:
+    """The stored ttls of the model's amnesia_remember calls (and what each call's result told the model)."""
+    options = {} if policy is None else {"ttl_policy": policy}
+    driver = arm_driver(create_arm(arm, options), tmp_path)
+    driver.start(0.0)
+    driver.turn("remember these")
+    results = [
+        driver.tool("amnesia_remember", content="The standup room is Juniper.", ttl="14d"),
+        driver.tool("amnesia_remember", content="The deploy region is Dublin.", ttl=2 * DAY),
+        driver.tool("amnesia_remember", content="The build host is kiln-07."),  # no ttl: the default (30d)
+        driver.tool("amnesia_remember", content="Answer in French.", kind="preference", pin=True),
+    ]
+    stored = [r["ttl"] for r in driver.records if r["type"] == "memory_write"]
+    assert [r["ttl"] for r in results] == stored  # the model reads the ttl that was stored
+    return stored
+
+
+@pytest.mark.parametrize("arm", ["amnesia", "agent-managed"])
+def test_the_policy_applies_to_the_models_tool_writes(arm_driver, tmp_path: Path, arm: str) -> None:
+    """`fixed` ignores every writer's ttl, the model's included (agent-managed has no other writer)."""
+    assert _tool_ttls(arm_driver, tmp_path / "t", arm, None) == [14 * DAY, 2 * DAY, 30 * DAY, None]
+    assert _tool_ttls(arm_driver, tmp_path / "f", arm, "fixed:1d") == [DAY, DAY, DAY, None]  # pins untouched
+    assert _tool_ttls(arm_driver, tmp_path / "s", arm, "scaled:0.5") == [7 * DAY, DAY, 15 * DAY, None]
+
+
+def test_tool_writes_draw_their_own_noise_and_leave_the_tasks_draws_alone(arm_driver, tmp_path: Path) -> None:
+    def ttls(folder: str, with_tool_write: bool) -> list[float | None]:
+        driver = arm_driver(create_arm("amnesia", {"ttl_policy": "noisy:0.8"}), tmp_path / folder)
+        driver.start(0.0)
+        driver.turn("first", remember=(RememberSpec("The standup room is Juniper.", ttl=14 * DAY),))
+        if with_tool_write:
+            driver.tool("amnesia_remember", content="The deploy region is Dublin.", ttl="2d")
+        driver.turn("second", remember=(RememberSpec("The build host is kiln-07.", ttl=14 * DAY),))
+        return [r["ttl"] for r in driver.records if r["type"] == "memory_write"]
+
+    plain, with_tool = ttls("plain", False), ttls("tool", True)
+    assert [with_tool[0], with_tool[2]] == plain  # the task's writes draw the same factors either way
+    assert with_tool[1] != 2 * DAY  # the tool write was drawn too
+    assert ttls("again", True) == with_tool  # deterministic
+
+
+def test_a_bad_tool_ttl_is_refused_as_before_under_a_policy(arm_driver, tmp_path: Path) -> None:
+    driver = arm_driver(create_arm("amnesia", {"ttl_policy": "fixed:1d"}), tmp_path)
+    driver.start(0.0)
+    driver.turn("remember")
+    assert driver.tool("amnesia_remember", content="x y", ttl="soon") == {
+        "error": "ttl: expected a duration like 15s, 2h30m, 7d or 1w, got 'soon'"
+    }
+    assert "error" in driver.tool("amnesia_remember", content="x y", ttl=None)  # null needs pin
+    assert driver.of_type("memory_write") == []
+
+
 @pytest.mark.parametrize(
     "value",
     [
