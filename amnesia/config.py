@@ -33,6 +33,8 @@ RelevanceRule = Literal["score", "gate", "fusion"]
 RELEVANCE_RULES: tuple[str, ...] = get_args(RelevanceRule)
 RelevanceDuplicates = Literal["keep", "demote"]
 RELEVANCE_DUPLICATES: tuple[str, ...] = get_args(RelevanceDuplicates)
+RelevanceRenewal = Literal["injected", "strength"]
+RELEVANCE_RENEWALS: tuple[str, ...] = get_args(RelevanceRenewal)
 ENV_PREFIX = "AMNESIA_"
 DEFAULT_DB_PATH = "~/.amnesia/memory.db"
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -84,6 +86,10 @@ class Config:
     relevance_duplicates: str = (
         "keep"  # keep | demote: of lines matching the same query terms only the strength order's first counts
     )
+    relevance_renewal: str = (
+        "injected"  # injected | strength: renew (renew_on_inject full) what the strength order would inject
+    )
+    supersede_same_subject: bool = False  # an unkeyed "<subject> is <value>" write retires the same subject's
     untrusted_max_ttl: float = 86_400.0  # cap on the ttl of source="auto" memories
     lock_timeout: float = 10.0  # SQLite: how long to wait for another process's lock before StoreBusy
     db_path: str = DEFAULT_DB_PATH  # SQLite store location (env AMNESIA_DB also works)
@@ -152,6 +158,12 @@ class Config:
             "relevance_duplicates",
             self.relevance_duplicates,
             "expected keep|demote",
+        )
+        _require(
+            self.relevance_renewal in RELEVANCE_RENEWALS,
+            "relevance_renewal",
+            self.relevance_renewal,
+            "expected injected|strength",
         )
         _require(self.untrusted_max_ttl > 0, "untrusted_max_ttl", self.untrusted_max_ttl, "must be > 0")
         _require(self.lock_timeout > 0, "lock_timeout", self.lock_timeout, "must be > 0")

@@ -28,7 +28,7 @@ from amnesia.events import EventBus, Listener, injected_payload, touched_payload
 from amnesia.index import ForgetFilter, ItemIndex
 from amnesia.item import SCOPES, UNSET, MemoryItem, new_item
 from amnesia.planning import plan_injection, resolve_budget
-from amnesia.selection import Selection
+from amnesia.selection import Selection, with_renewal
 from amnesia.stores.base import Store
 from amnesia.stores.memory import InMemoryStore
 from amnesia.text import drawn_on
@@ -137,8 +137,9 @@ class Amnesia:
         planned again on a fresh load."""
         for _ in range(WRITE_ATTEMPTS):
             # Most writes supersede nothing and fit (`overflow` <= 0 with nothing retired): two tests
-            # instead of two calls.
-            simple = retire_id is None and item.key is None
+            # instead of two calls. (Unkeyed items stating a subject can be superseded by one that states
+            # the same: supersede_same_subject.)
+            simple = retire_id is None and item.key is None and not self._index.ids_by_subject
             retired = [] if simple else self._index.supersession_targets(item, retire_id)
             fits = simple and self._index.bytes + item.size_bytes <= self.config.max_store_bytes
             evicted = [] if fits else self._make_room(item, retired, now)
@@ -327,9 +328,10 @@ class Amnesia:
         include_workspace: bool,
         now: float,
         query: str | None,
-    ) -> tuple[Selection, dict[str, int], int, str | None]:
-        """The selection, what was left out, the budget and the query it was ranked by (None: the strength
-        order — no query, a blank one, or injection_order "strength")."""
+    ) -> tuple[Selection, dict[str, int], int, str | None, tuple[MemoryItem, ...]]:
+        """The selection, what was left out, the budget, the query it was ranked by (None: the strength
+        order — no query, a blank one, or injection_order "strength") and what the injection renews (nothing
+        unless renew_on_inject is "full")."""
         budget = resolve_budget(budget_tokens, self.config.max_injected_tokens)
         if query is not None and not isinstance(query, str):
             raise InvalidInput(f"query: expected a string or None, got {type(query).__name__}")
@@ -338,7 +340,27 @@ class Amnesia:
         selection, excluded = plan_injection(
             self._index, strengths, budget, owner_id, include_workspace, now, ranked_by
         )
-        return selection, excluded, budget, ranked_by
+        renewed: tuple[MemoryItem, ...] = ()
+        if self.config.renew_on_inject == "full":  # "used": report_answer renews; "none": nothing does
+            renewing = selection
+            if self._renews_by_strength(ranked_by):
+                # The query changes what the model sees, not which memories live longer: what is renewed
+                # is what the strength order (seed §6.4) would inject at this budget.
+                renewing, _ = plan_injection(
+                    self._index, strengths, budget, owner_id, include_workspace, now, None
+                )
+            renewed = tuple([candidate.item for candidate in renewing.chosen])
+        return selection, excluded, budget, ranked_by, renewed
+
+    def _renews_by_strength(self, ranked_by: str | None) -> bool:
+        """Whether an injection ranked by `ranked_by` renews the strength order's picks instead of its own
+        (relevance_renewal "strength", under renew_on_inject "full")."""
+        config = self.config
+        return (
+            ranked_by is not None
+            and config.relevance_renewal == "strength"
+            and config.renew_on_inject == "full"
+        )
 
     def preview(
         self,
@@ -353,9 +375,11 @@ class Amnesia:
         read)."""
         self._sync()
         now = self.clock.now()
-        selection, excluded, budget, ranked_by = self._plan(
+        selection, excluded, budget, ranked_by, renewed = self._plan(
             budget_tokens, owner_id, include_workspace, now, query
         )
+        if self._renews_by_strength(ranked_by):
+            selection = with_renewal(selection, {item.id for item in renewed})
         return views.plan_view(selection, budget, excluded, now, ranked_by)
 
     def select_for_injection(
@@ -370,15 +394,16 @@ class Amnesia:
         items only, within the budget; stale memories never. With injection_order "relevance", `query` (the
         user's current message) ranks the unpinned candidates by BM25 relevance combined with strength
         (`amnesia.relevance`); without one, or in the default "strength" order, it is not used. Touches what
-        it injects when renew_on_inject is "full" (the seed's rule: an injection is an access)."""
+        it injects when renew_on_inject is "full" (the seed's rule: an injection is an access) — or, ranked
+        by a query with relevance_renewal "strength", what the strength order would inject."""
         self._sync()
         now = self.clock.now()
-        selection, excluded, budget, ranked_by = self._plan(
+        selection, excluded, budget, ranked_by, renewed = self._plan(
             budget_tokens, owner_id, include_workspace, now, query
         )
         mode = self.config.renew_on_inject
         if mode == "full":
-            self._touch_all([candidate.item for candidate in selection.chosen], now, "inject")
+            self._touch_all(renewed, now, "inject")
         injection = views.injection_view(selection, budget, excluded, mode, now, ranked_by is not None)
         self._last_injection = {
             "count": len(selection.chosen),

@@ -1,7 +1,8 @@
 """`ItemIndex`: the live items of one workspace, kept three ways — by id, by `key`, and as numpy columns
-(`ItemColumns`) — plus their content bytes. It answers the engine's questions about them (what is due, what a
-write supersedes, what to evict, what matches a forget) but never talks to the store: the engine commits first
-and then tells the index what changed."""
+(`ItemColumns`) — plus their content bytes (and, with `supersede_same_subject`, the unkeyed ones by
+subject). It answers the engine's questions about them (what is due, what a write supersedes, what to evict,
+what matches a forget) but never talks to the store: the engine commits first and then tells the index what
+changed."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from amnesia.columns import ItemColumns
 from amnesia.errors import CapacityExceeded, InvalidInput, NotFound
 from amnesia.item import SCOPES, MemoryItem, normalize_tags
 from amnesia.relevance import RelevanceIndex
-from amnesia.text import matches_query
+from amnesia.text import matches_query, subject_of
 
 if TYPE_CHECKING:
     from amnesia.config import Config
@@ -83,6 +84,11 @@ class ItemIndex:
         self.config = config
         self.items: dict[str, MemoryItem] = {}
         self.ids_by_key: dict[str, set[str]] = {}
+        # Unkeyed live items by the subject they state ("<subject> is <value>"), kept only with
+        # supersede_same_subject (no cost otherwise).
+        self.ids_by_subject: dict[frozenset[str], set[str]] | None = (
+            {} if config.supersede_same_subject else None
+        )
         self.columns = ItemColumns(
             auto_expire=config.auto_expire, rank_only=not decay.forgets_by_time(config)
         )
@@ -102,6 +108,10 @@ class ItemIndex:
         self.items[item.id] = item
         if item.key is not None:
             self.ids_by_key.setdefault(item.key, set()).add(item.id)
+        elif previous is None and self.ids_by_subject is not None:
+            subject = subject_of(item.content)
+            if subject is not None:
+                self.ids_by_subject.setdefault(subject, set()).add(item.id)
         slot = self.columns.upsert(item)
         # Kept so that forgetting the item — a sweep may forget tens of thousands — hashes nothing.
         if content_hash is not None:
@@ -113,12 +123,14 @@ class ItemIndex:
         """Drop items the store has deleted (`slots`: their column slots, in the same order, if known)."""
         # C-level passes (map, numpy) rather than one Python loop doing all: a sweep may remove tens of
         # thousands.
-        if not self.ids_by_key and self.relevance is None:  # no key ever written, no BM25: just drop them
-            deque(map(self.items.pop, item_ids), maxlen=0)
+        if not self.ids_by_key and self.relevance is None and not self.ids_by_subject:
+            deque(map(self.items.pop, item_ids), maxlen=0)  # no key ever written, no BM25: just drop them
         else:
             removed = list(map(self.items.pop, item_ids))
             for item in [item for item in removed if item.key is not None]:
                 self.ids_by_key[item.key].discard(item.id)
+            if self.ids_by_subject:
+                self._drop_subjects([item for item in removed if item.key is None])
             if self.relevance is not None:
                 for item in removed:
                     self.relevance.remove(self.columns.slot_of[item.id], item.content)
@@ -127,6 +139,18 @@ class ItemIndex:
         else:
             self.columns.remove_slots(slots)
         self.bytes -= int(self.columns.size[slots].sum())  # the freed slots keep their values until reused
+
+    def _drop_subjects(self, removed: list[MemoryItem]) -> None:
+        """Take removed unkeyed items out of `ids_by_subject` (a subject no live item states goes too)."""
+        by_subject = self.ids_by_subject
+        assert by_subject is not None
+        for item in removed:
+            subject = subject_of(item.content)
+            holders = by_subject.get(subject) if subject is not None else None
+            if holders is not None:
+                holders.discard(item.id)
+                if not holders:
+                    del by_subject[subject]
 
     def known_hashes(self, items: Sequence[MemoryItem]) -> list[str | None]:
         """The audit hash kept for each of the live `items` (None: not known, e.g. loaded from the store)."""
@@ -163,10 +187,12 @@ class ItemIndex:
 
     def supersession_targets(self, item: MemoryItem, retire_id: str | None) -> list[MemoryItem]:
         """What a new write retires: the item `retire_id` (the write's `supersedes`), then the same key's
-        items in its scope/owner. An untrusted write may not retire the user's own memory."""
+        items in its scope/owner; with supersede_same_subject, a write with neither retires the unkeyed items
+        of its scope/owner that state the same subject (`same_subject_targets`). An untrusted write may not
+        retire the user's own memory."""
         targets: list[MemoryItem] = []
         if retire_id is None and item.key is None:  # most writes
-            return targets
+            return self.same_subject_targets(item)
         if retire_id is not None:
             target = self.items.get(retire_id)
             if target is None:
@@ -186,6 +212,25 @@ class ItemIndex:
                         f"{shown(target.id)}"
                     )
         return targets
+
+    def same_subject_targets(self, item: MemoryItem) -> list[MemoryItem]:
+        """The live unkeyed items of `item`'s scope and owner that state the subject `item` states (see
+        `amnesia.text.subject_of`), oldest first: "The CI provider is circleci." retires "The CI provider is
+        drone.". An untrusted write passes over the user's memories (it is not refused: the user named no
+        target). Empty unless supersede_same_subject."""
+        if self.ids_by_subject is None or (subject := subject_of(item.content)) is None:
+            return []
+        same = [self.items[other_id] for other_id in self.ids_by_subject.get(subject, ())]
+        return sorted(
+            (
+                other
+                for other in same
+                if other.scope == item.scope
+                and other.owner_id == item.owner_id
+                and not (item.untrusted and other.source == "user")
+            ),
+            key=lambda other: self.columns.seq[self.columns.slot_of[other.id]],
+        )
 
     def overflow(self, item: MemoryItem, retired: Sequence[MemoryItem]) -> int:
         """Bytes over max_store_bytes once `item` is written and the live ones of `retired` are gone."""

@@ -18,7 +18,7 @@ so the hint would make the blocks of a forgetting and a non-forgetting system di
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import Any
 
@@ -196,6 +196,17 @@ def fill_budget(
         len(costs) - (last + 1),
         available,
     )
+
+
+def with_renewal(selection: Selection, renewed: set[str]) -> Selection:
+    """`selection` with each decision's reason saying whether the injection renews that item
+    (relevance_renewal "strength": the strength order's picks are renewed, whichever of them are shown)."""
+    said = {True: "renewed: the strength order injects it", False: "not renewed: the strength order does not"}
+    decisions = [
+        replace(decision, why=f"{decision.why}; {said[decision.id in renewed]} (relevance_renewal: strength)")
+        for decision in selection.decisions
+    ]
+    return replace(selection, decisions=tuple(decisions))
 
 
 def _assemble(lines: list[str], body_tokens: int, budget: int) -> tuple[str, int]:

@@ -27,6 +27,9 @@ we were what when where which who why will with would you your about also just n
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 MIN_DISTINCTIVE_WORD = 4
+# A statement's copula (`supersede_same_subject`): English is/are/was/were as whole words, Chinese 是.
+_COPULA = re.compile(r"\b(?:is|are|was|were)\b|是", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?。！？]")
 _PIECE = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+", re.UNICODE)
 # Endings that look like a plural "s" but belong to the stem (class, basis, status, analysis, bus).
 _KEEP_ENDINGS = ("ss", "us", "is", "ous")
@@ -117,3 +120,16 @@ def tokenize(text: str, skip: frozenset[str] = frozenset()) -> list[str]:
         elif piece not in skip:
             terms.append(stem(piece))
     return terms
+
+
+def subject_of(text: str) -> frozenset[str] | None:
+    """The subject a statement "<subject> is|are|was|were|是 <value>" is about: the ranking terms (`tokenize`,
+    stopwords out) of the text before its first copula, as a set. None when the text has no copula, when
+    a sentence ends before it, or when either side has no term: then it states no subject."""
+    copula = _COPULA.search(text)
+    if copula is None:
+        return None
+    head, tail = text[: copula.start()], text[copula.end() :]
+    if _SENTENCE_END.search(head) or not tokenize(tail, STOPWORDS):
+        return None
+    return frozenset(tokenize(head, STOPWORDS)) or None

@@ -49,6 +49,7 @@ RELEVANCE_KNOBS = {
     "score": "relevance_weight",
     "gate": "relevance_gate",
 }  # each rule's parameter (fusion: none)
+LATER_KNOBS = {"relevance_renewal": "injected", "supersede_same_subject": False}  # name -> its default
 _ARM_OPTIONS = {"budget", "use_keys", "tools", "query", "ttl_policy"}
 QUERY_SOURCES = ("user", "none")
 _CONFIG_FIELDS = {f.name for f in fields(Config)}
@@ -86,9 +87,12 @@ def _described_config(config: Config) -> dict[str, Any]:
     # order, and of the rule's parameters only the chosen rule's.
     idle = set(RELEVANCE_KNOBS.values())
     if config.injection_order == "strength":
-        idle |= {"injection_order", "relevance_rule", "relevance_duplicates"}
+        idle |= {"injection_order", "relevance_rule", "relevance_duplicates", "relevance_renewal"}
     else:
         idle.discard(RELEVANCE_KNOBS.get(config.relevance_rule, ""))
+    # Knobs added after logs were first compared across revisions are described only when they are set, so
+    # a run that leaves them alone logs what it logged before they existed.
+    idle |= {name for name, default in LATER_KNOBS.items() if getattr(config, name) == default}
     return {k: v for k, v in described.items() if k not in idle}
 
 

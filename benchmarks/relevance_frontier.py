@@ -5,7 +5,10 @@ Candidates (engine options `relevance_rule`, `relevance_weight`, `relevance_gate
 `score` — w · relevance + (1 − w) · strength, for several w; `gate` — relevance ≥ tau first, the strength
 order inside each tier; `fusion` — reciprocal rank fusion of the relevance and strength ranks (k = 60); and
 with `relevance_duplicates: demote` (`-demote`: of the lines that match the same query terms, only the
-strength order's first keeps its relevance).
+strength order's first keeps its relevance). Candidates that change the store's history instead: `-used`
+(`renew_on_inject: used`: only what the answer drew on is renewed), `-renew-strength` (`relevance_renewal:
+strength`: what the strength order would inject is renewed) and `-subject` (`supersede_same_subject`: an
+unkeyed "<subject> is <value>" write retires the older statements of that subject).
 
 Part 1, per task set in --sets (e.g. the folders of `amnesia-bench generate --group mixed --n 150 --seed 5`):
 one run per budget with `amnesia` (strength order) and every candidate, scripted model, seed 0, and per
@@ -37,6 +40,8 @@ from tasks.importers.common import parse_ttl_policy
 from tasks.importers.locomo import import_locomo
 
 DEMOTE = {"relevance_duplicates": "demote"}
+RENEW_BY_STRENGTH = {"relevance_renewal": "strength"}
+SAME_SUBJECT = {"supersede_same_subject": True}
 CANDIDATES: dict[str, dict[str, object]] = {
     "score-0.8": {"relevance_rule": "score", "relevance_weight": 0.8},
     "score-0.5": {"relevance_rule": "score", "relevance_weight": 0.5},
@@ -51,6 +56,17 @@ CANDIDATES: dict[str, dict[str, object]] = {
     "score-0.05-demote": {"relevance_rule": "score", "relevance_weight": 0.05, **DEMOTE},
     "gate-0.5-demote": {"relevance_rule": "gate", "relevance_gate": 0.5, **DEMOTE},
     "fusion-demote": {"relevance_rule": "fusion", **DEMOTE},
+    # Routes that change the store's history rather than one selection's order (after the rules above gave
+    # no eligible candidate): what is renewed, and supersession of unkeyed restatements.
+    "score-0.8-used": {"relevance_rule": "score", "relevance_weight": 0.8, "renew_on_inject": "used"},
+    "score-0.8-renew-strength": {"relevance_rule": "score", "relevance_weight": 0.8, **RENEW_BY_STRENGTH},
+    "score-0.8-subject": {"relevance_rule": "score", "relevance_weight": 0.8, **SAME_SUBJECT},
+    "score-0.8-subject-renew-strength": {
+        "relevance_rule": "score",
+        "relevance_weight": 0.8,
+        **SAME_SUBJECT,
+        **RENEW_BY_STRENGTH,
+    },
 }
 
 
