@@ -27,8 +27,9 @@ def register(app: typer.Typer) -> None:
         """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
         from reports.figurepool import FigurePool
 
-        # The figure workers start first: they import matplotlib while the report imports pandas and scipy.
-        with FigurePool() as pool:
+        # The figure workers start first: the first reads the logs while the report imports pandas and
+        # scipy, then they import matplotlib.
+        with FigurePool(read=runs) as pool:
             from reports.build import build_report
 
             target = build_report(

@@ -216,11 +216,12 @@ def build_report(
     """Write `out` (default FIRST_RUN/report/) and return it; `references` as in `compute_tables`.
     `progress`: one line per phase on stderr. `workers`: processes drawing the figures while the tables
     are computed (0: draw them here; see reports.figurepool); the files are the same either way. `pool`:
-    workers already started (by the caller, before its own imports) to use instead; closed at the end."""
+    workers already started (by the caller, before its own imports) to use instead, maybe reading the logs
+    (`FigurePool(read=runs)`); closed at the end."""
     run_dirs = _as_list(runs)
     say = _progress(progress)
     with pool or figurepool.FigurePool(workers) as pool:  # forked now: they import matplotlib meanwhile
-        data = load_runs(run_dirs)
+        data = pool.logs(run_dirs)
         _check_references(data, references)
         if timeline_task is not None and timeline_task not in data.task_specs:
             raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")

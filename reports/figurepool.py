@@ -3,9 +3,10 @@ tables.
 
 Most of a report's CPU time is matplotlib's: six figures, each drawn twice (PNG and SVG), and the import of
 matplotlib itself. `FigurePool` forks its first worker as soon as it is made (`amnesia-bench report` makes it
-before it imports the report's modules, so this module imports nothing heavy): that worker imports pandas
-and matplotlib while the parent imports the rest and reads the logs, then forks the other workers, which
-inherit the imports.
+before it imports the report's modules, so this module imports nothing heavy). Made with `read=RUN_DIRS`,
+that worker first reads the logs (`logread.read_runs`, no pandas needed) while the parent imports pandas and
+the report's modules, and sends them back in plain columns (`FigurePool.logs`); then it imports pandas and
+matplotlib, and forks the other workers, which inherit the imports.
 Each figure is sent with the few rows it shows (pickled: a slim frame or a table, never the run), the figures
 of the logs as soon as the logs are read and the others as soon as their tables exist, while the parent goes
 on with the rest of the tables and the CSVs. A figure is drawn by one process with the same function and
@@ -20,8 +21,9 @@ import multiprocessing
 import os
 import pickle
 import signal
+import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -147,14 +149,43 @@ def _serve(connection: Connection) -> None:
         connection.send(("error", _portable(error), traceback.format_exc()))
 
 
-def _first_worker(connections: list[Connection], parent_ends: list[Connection]) -> None:
-    """The first worker: import matplotlib (while the parent reads the logs), fork the other workers (they
-    inherit the import), serve `connections[0]`, and wait for the others to end. Terminated (the report
-    failed), it kills them first, so that none writes into a folder being removed."""
+def _send_logs(connection: Connection, run_dirs: list[Path]) -> threading.Thread | None:
+    """Read the runs' logs and send them ("logs", RunLogs) from a thread, returned (the caller goes on with
+    its imports while the parent takes them); on a failure send it ("error", ...) and return None."""
+    from reports.logread import read_runs
+
+    try:
+        logs = read_runs(run_dirs)
+    except BaseException as error:  # bad input included: the parent raises it, as if it had read the logs
+        connection.send(("error", _portable(error), traceback.format_exc()))
+        return None
+
+    def send() -> None:
+        with contextlib.suppress(OSError):  # the parent is gone: it failed, or was interrupted
+            connection.send(("logs", logs))
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    return sender
+
+
+def _first_worker(
+    connections: list[Connection], parent_ends: list[Connection], read: list[Path] | None = None
+) -> None:
+    """The first worker: read the logs `read` for the parent (when given), import matplotlib (while the
+    parent imports the rest), fork the other workers (they inherit the import), serve `connections[0]`, and
+    wait for the others to end. Terminated (the report failed), it kills them first, so that none writes
+    into a folder being removed."""
     for end in parent_ends:  # a worker must see EOF when the parent is gone: hold none of its ends
         end.close()
+    sender = _send_logs(connections[0], read) if read is not None else None
+    if read is not None and sender is None:
+        return  # the parent raises the reading error and stops the pool
     import reports.figures  # the slow import
     import reports.tradeoff  # noqa: F401
+
+    if sender is not None:
+        sender.join()  # sent before anything is forked, or replied on the same connection
 
     children: list[int] = []
 
@@ -214,17 +245,21 @@ class FigurePool:
     """Figures drawn by `workers` forked processes (see the module docstring). Use as a context manager:
     `submit` figures, then `wait`; leaving the block stops the workers in any case."""
 
-    def __init__(self, workers: int = WORKERS) -> None:
+    def __init__(self, workers: int = WORKERS, read: Sequence[Path | str] | None = None) -> None:
+        """`read`: run folders whose logs the first worker reads first, for `logs`."""
         self._connections: list[Connection] = []
         self._pending: list[list[str]] = []
         self._process: Any = None
+        self._reading: list[Path] | None = None  # the run folders being read by the first worker
         context = _fork_context() if workers > 0 else None
         if context is None:
             return
         pipes = [context.Pipe() for _ in range(workers)]
         self._connections = [ours for ours, _ in pipes]
         theirs = [end for _, end in pipes]
-        self._process = context.Process(target=_first_worker, args=(theirs, self._connections), daemon=True)
+        self._reading = [Path(run_dir) for run_dir in read] if read is not None else None
+        arguments = (theirs, self._connections, self._reading)
+        self._process = context.Process(target=_first_worker, args=arguments, daemon=True)
         self._process.start()
         for end in theirs:
             end.close()
@@ -236,18 +271,43 @@ class FigurePool:
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         self.close(abort=kind is not None)
 
+    def logs(self, run_dirs: Sequence[Path | str]) -> RunData:
+        """`logread.load_runs(run_dirs)`: from the first worker when it was made to read these run folders,
+        else read here (ReportInputError on bad input either way)."""
+        from reports.logread import load_runs, run_data
+
+        if self._reading is None or self._reading != [Path(run_dir) for run_dir in run_dirs]:
+            self._take_logs()  # read for nothing: not left in the way of the figures' replies
+            return load_runs(run_dirs)
+        return run_data(self._take_logs())
+
+    def _take_logs(self) -> Any:
+        """The logs the first worker read (RunLogs), received once; None when it was not asked to read."""
+        if self._reading is None:
+            return None
+        self._reading = None
+        try:
+            reply = self._connections[0].recv()
+        except EOFError:
+            raise RuntimeError("the figure worker exited before sending the logs it read") from None
+        if reply[0] == "error":
+            raise reply[1] from RuntimeError(f"in the figure worker:\n{reply[2]}")
+        return reply[1]
+
     def submit(self, worker: int, name: str, folder: Path, arms: list[str], *arguments: Any) -> None:
         """Draw figure `name` (a key of DRAW) with `arguments` into `folder` in worker `worker` (modulo the
         number of workers), or here and now when there are none; `arms` gives each arm its colour."""
         if not self._connections:
             draw(name, folder, arms, arguments)
             return
+        self._take_logs()
         index = worker % len(self._connections)
         self._connections[index].send((name, folder, arms, arguments))
         self._pending[index].append(name)
 
     def wait(self) -> None:
         """Block until every submitted figure is written; re-raise the first worker error."""
+        self._take_logs()
         for connection, pending in zip(self._connections, self._pending, strict=True):
             while pending:
                 try:
@@ -272,4 +332,4 @@ class FigurePool:
         self._process.join()
         for connection in self._connections:
             connection.close()
-        self._connections, self._pending, self._process = [], [], None
+        self._connections, self._pending, self._process, self._reading = [], [], None, None

@@ -4,6 +4,9 @@ Strict: a missing manifest, an unparsable or truncated line, a record missing a 
 or an unfinished (arm, task) pair raises `ReportInputError` naming the file and line. A report is never built
 from a partial read. Several run folders of one design (e.g. several seeds) load into one `RunData`; the
 `run` column tells them apart and (run, task_id) is the unit of clustering.
+
+Reading is two steps, `read_runs` (the logs into plain columns, without pandas) then `run_data` (the frames):
+`amnesia-bench report` reads the logs in a forked process while it imports pandas (reports.figurepool).
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from tasks.errors import ReportInputError
 from tasks.logschema import MANIFEST_FORMAT, SUMMARY_COLUMNS, read_log, read_pair
+
+if TYPE_CHECKING:  # imported where the frames are made: `read_runs` runs before pandas is imported
+    import pandas as pd
 
 TASK_FIELDS = ("id", "group", "category")
 
@@ -297,6 +302,8 @@ class _Columns:
 
     def frame(self) -> pd.DataFrame:
         """The family's frame; the gathered values are let go (the frame holds its own copy)."""
+        import pandas as pd
+
         columns, self.columns = self.columns, {}
         if not len(columns["run"]):  # no rows in the whole load
             return pd.DataFrame(columns=COLUMNS[self.family])
@@ -340,6 +347,23 @@ def _refuse_duplicates(runs: list[RunInfo]) -> None:
 def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
     """Load one or more run folders of the same design (same task set and arms) into one RunData; a folder
     of run folders stands for its run folders. Duplicate runs are refused (ReportInputError)."""
+    return run_data(read_runs(run_dirs))
+
+
+@dataclass
+class RunLogs:
+    """What `read_runs` gathers from the logs, before any frame is made (plain columns: picklable and
+    cheap to pickle, the labels stored once)."""
+
+    runs: list[RunInfo]
+    families: dict[str, _Columns]  # calls, injections, probes, memory
+    task_rows: list[tuple[Any, ...]]  # TASK_COLUMNS
+    task_specs: TaskSpecs
+    arm_configs: dict[str, dict[str, Any]]
+
+
+def read_runs(run_dirs: Sequence[Path | str]) -> RunLogs:
+    """The checks and the reading of `load_runs`, without making the frames (`run_data` makes them)."""
     if not run_dirs:
         raise ReportInputError("no run folder given")
     paths = expand_run_dirs(run_dirs)
@@ -392,13 +416,21 @@ def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
                 raise ReportInputError(
                     f"{logs / arm}: task set differs from arm {reference_arm!r} (e.g. {missing})"
                 )
+    return RunLogs(runs, families, task_rows, task_specs, arm_configs)
+
+
+def run_data(logs: RunLogs) -> RunData:
+    """The RunData of logs read by `read_runs`; the gathered columns are let go as their frames are made."""
+    import pandas as pd
+
+    families = logs.families
     return RunData(
-        runs=runs,
-        tasks=pd.DataFrame(task_rows, columns=list(TASK_COLUMNS)),
+        runs=logs.runs,
+        tasks=pd.DataFrame(logs.task_rows, columns=list(TASK_COLUMNS)),
         calls=families["calls"].frame(),
         injections=families["injections"].frame(),
         probes=families["probes"].frame(),
         memory=families["memory"].frame(),
-        task_specs=task_specs,
-        arm_configs=arm_configs,
+        task_specs=logs.task_specs,
+        arm_configs=logs.arm_configs,
     )

@@ -35,6 +35,52 @@ def test_workers_change_nothing_in_the_report_and_rebuilds_are_byte_identical(wr
         assert mismatch == [] and errors == []
 
 
+def _points():
+    import pandas as pd
+
+    return pd.DataFrame([{"group": "all", "arm": "a"} | dict.fromkeys(_TRADEOFF_COLUMNS, 0.5)])
+
+
+_TRADEOFF_COLUMNS = [
+    f"{rate}{end}" for rate in ("false_forgetting_rate", "stale_error_rate") for end in ("", "_lo", "_hi")
+]
+
+
+def test_logs_read_by_the_first_worker_are_the_logs_read_here(write_run, tmp_path):
+    """`FigurePool(read=runs).logs(runs)` (the CLI's way: read while the report imports pandas) is
+    `load_runs(runs)`; asked for other run folders, the pool reads them here, and its figures still draw."""
+    import pandas as pd
+
+    from reports.logread import load_runs
+
+    runs = [write_run(tmp_path / "run"), write_run(tmp_path / "seed1", seed=1)]
+    here = load_runs(runs)
+    for asked in (runs, runs[:1]):
+        with figurepool.FigurePool(read=runs) as pool:
+            there = pool.logs(asked)
+            pool.submit(0, "tradeoff", tmp_path / f"figures{len(asked)}", ["a"], _points())
+            pool.wait()
+        expected = here if asked == runs else load_runs(asked)
+        for name in ("tasks", "calls", "injections", "probes", "memory"):
+            pd.testing.assert_frame_equal(getattr(there, name), getattr(expected, name))
+        assert (
+            dict(there.task_specs) == dict(expected.task_specs) and there.arm_configs == expected.arm_configs
+        )
+        assert (tmp_path / f"figures{len(asked)}" / "tradeoff.png").exists()
+
+
+def test_a_log_the_first_worker_cannot_read_fails_as_if_read_here(write_run, tmp_path):
+    run = write_run(tmp_path / "run")
+    log = next((run / "logs").rglob("*.jsonl"))
+    log.write_text(log.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
+    with pytest.raises(ReportInputError) as here:
+        build_report(run, out=tmp_path / "report", workers=0)
+    with pytest.raises(ReportInputError) as there, figurepool.FigurePool(read=[run]) as pool:
+        build_report(run, out=tmp_path / "report", pool=pool)
+    assert str(there.value) == str(here.value) and "corrupt record" in str(here.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
 @pytest.mark.parametrize(
     ("workers", "figure"),
     [(0, "tradeoff"), (2, "tradeoff"), (2, "stale_error_vs_age")],  # drawn by the first / the second worker
