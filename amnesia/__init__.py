@@ -1,32 +1,9 @@
-"""Amnesia: a forgetting engine for agent memory. Every memory has a shelf life."""
+"""Amnesia: a forgetting engine for agent memory. Every memory has a shelf life.
 
-from amnesia.audit import AuditEntry
-from amnesia.clock import Clock, SimulatedClock, SystemClock
-from amnesia.config import Config
-from amnesia.engine import Amnesia
-from amnesia.errors import (
-    AmnesiaError,
-    CapacityExceeded,
-    InjectionRefused,
-    InvalidInput,
-    NotFound,
-    NotRestorable,
-    SecretRefused,
-    StoreBusy,
-)
-from amnesia.item import MemoryItem
-from amnesia.stores import InMemoryStore, SQLiteStore, Store
-from amnesia.views import (
-    ForgetSummary,
-    Injection,
-    InjectionDecision,
-    InjectionPlan,
-    MemoryView,
-    PlugDetail,
-    PlugView,
-    StatusView,
-    SweepResult,
-)
+The names below are imported on first use (`amnesia.lazy`): `from amnesia import Amnesia` imports the
+engine, `import amnesia.decay` imports that module alone."""
+
+from amnesia.lazy import exports
 
 __version__ = "0.1.0"  # kept equal to pyproject.toml's version (a test checks)
 
@@ -59,3 +36,34 @@ __all__ = [
     "SweepResult",
     "SystemClock",
 ]
+
+_HOMES = {  # name -> the module of this package that defines it
+    "AuditEntry": "audit",
+    "Clock": "clock",
+    "SimulatedClock": "clock",
+    "SystemClock": "clock",
+    "Config": "config",
+    "Amnesia": "engine",
+    "AmnesiaError": "errors",
+    "CapacityExceeded": "errors",
+    "InjectionRefused": "errors",
+    "InvalidInput": "errors",
+    "NotFound": "errors",
+    "NotRestorable": "errors",
+    "SecretRefused": "errors",
+    "StoreBusy": "errors",
+    "MemoryItem": "item",
+    "InMemoryStore": "stores",
+    "SQLiteStore": "stores",
+    "Store": "stores",
+    "ForgetSummary": "views",
+    "Injection": "views",
+    "InjectionDecision": "views",
+    "InjectionPlan": "views",
+    "MemoryView": "views",
+    "PlugDetail": "views",
+    "PlugView": "views",
+    "StatusView": "views",
+    "SweepResult": "views",
+}
+__getattr__ = exports(__name__, _HOMES)

@@ -7,14 +7,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runners.armconfig import resolve_arm_specs
-from runners.execute import Executor, parse_shard
-from runners.runner import RunOptions
-from runners.runner import run as run_pairs
 from tasks.errors import BadInput
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the runners are imported where a run is set up: `amnesia-bench report` needs none
     from reports.logread import RunData
+    from runners.runner import RunOptions
 
 DEFAULT_ARMS = ("no-memory", "full-memory", "amnesia")
 
@@ -42,6 +39,10 @@ def run_options(
 ) -> RunOptions:
     """The validated `RunOptions` of a run (arm names, config file and `--set` strings resolved to arm specs);
     shared by `run` and the `amnesia-bench run` command. Raises `tasks.errors.BadInput` for a wrong input."""
+    from runners.armconfig import resolve_arm_specs
+    from runners.execute import Executor, parse_shard
+    from runners.runner import RunOptions
+
     return RunOptions(
         tasks=Path(tasks),
         arms=resolve_arm_specs(list(arms), Path(arm_config) if arm_config else None, list(set_options)),
@@ -116,6 +117,8 @@ def run(
     (the `[dask]` extra). Raises `tasks.errors.BadInput` before writing anything when an input is wrong.
     `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E] (see `replicates`) and report them
     together."""
+    from runners.runner import run as run_pairs
+
     options = run_options(
         tasks,
         arms,

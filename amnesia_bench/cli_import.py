@@ -12,9 +12,6 @@ import typer
 
 from amnesia.durations import parse_duration
 from tasks.errors import BadInput
-from tasks.importers.common import parse_ttl_policy
-from tasks.importers.locomo import import_locomo
-from tasks.importers.longmemeval import import_longmemeval
 
 _TTL_HELP = (
     "The ttl WRITTEN into every imported memory (the datasets carry none): none (each arm's default), "
@@ -53,6 +50,9 @@ def register(app: typer.Typer) -> None:
         limit: Limit = None,
     ) -> None:
         """LoCoMo: one task per conversation; observations become memories, qa items become probes."""
+        from tasks.importers.common import parse_ttl_policy  # here: the other commands start without them
+        from tasks.importers.locomo import import_locomo
+
         try:
             delay = parse_duration(ask_after, field="--ask-after")
         except ValueError as error:
@@ -76,6 +76,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """LongMemEval: one task per question; session turns become memories; knowledge updates give stale
         probes."""
+        from tasks.importers.common import parse_ttl_policy
+        from tasks.importers.longmemeval import import_longmemeval
+
         manifest, totals = import_longmemeval(
             path, out, parse_ttl_policy(ttl_policy), tuple(question_type or ()), _limit(limit)
         )

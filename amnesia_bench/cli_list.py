@@ -10,15 +10,15 @@ import importlib
 import textwrap
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from arms.registry import ARMS, VARIANTS, available
-from runners.models import PROVIDERS
 from tasks.errors import TaskSetError
-from tasks.load import GROUPS, read_task_set
-from tasks.spec import Task
+
+if TYPE_CHECKING:  # the registries and the task loader are imported by the functions that list them, so
+    # that the other commands (`report` above all) start without them
+    from tasks.spec import Task
 
 _WIDTH = 108
 
@@ -40,6 +40,8 @@ def _wrapped(text: str, indent: int) -> str:
 
 def arm_lines() -> list[str]:
     """Each arm with its seed and every option's default; each variant as its base arm plus what it sets."""
+    from arms.registry import ARMS, VARIANTS, available
+
     width = max(len(name) for name in available()) + 2
     lines = []
     for name in available():
@@ -59,6 +61,8 @@ def arm_lines() -> list[str]:
 def task_lines(path: Path) -> list[str]:
     """The folders of a task set with their files and tasks per group, then tasks and probes per group and
     category (and per probe mechanism, for probes that name one)."""
+    from tasks.load import GROUPS, read_task_set
+
     tasks, errors = read_task_set(path)
     if errors:
         raise TaskSetError(errors)
@@ -93,12 +97,16 @@ def task_lines(path: Path) -> list[str]:
 
 
 def _per_group(tasks: list[Task]) -> str:
+    from tasks.load import GROUPS
+
     counts = Counter(task.group for task in tasks)
     return ", ".join(f"{group} {counts[group]}" for group in GROUPS if counts[group])
 
 
 def model_lines() -> list[str]:
     """Every provider (`provider/model` or `provider:model`) and the models or strategies it offers."""
+    from runners.models import PROVIDERS
+
     rows = []
     for provider in PROVIDERS.names():
         module = importlib.import_module(PROVIDERS.target(provider).partition(":")[0])

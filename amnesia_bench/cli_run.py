@@ -13,9 +13,6 @@ from typing import Annotated
 import typer
 
 from amnesia_bench.api import DEFAULT_ARMS, replicates, run_options
-from runners.models.cache import default_cache_path
-from runners.models.envopts import apply_model_flags
-from runners.runner import run
 from tasks.errors import BadInput, TaskSetError
 
 GROUP_NAMES = ("helpful", "harmful", "mixed")
@@ -140,6 +137,11 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Replay every task on every arm on a simulated clock; logs go to OUT/logs, the manifest to OUT."""
+        # The runners are imported here: the other commands (`report` above all) start without them.
+        from runners.models.cache import default_cache_path
+        from runners.models.envopts import apply_model_flags
+        from runners.runner import run
+
         # Through the environment, so worker processes rebuilding the model from its spec see them too.
         apply_model_flags(
             base_url=base_url,

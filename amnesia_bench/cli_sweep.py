@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from amnesia_bench.sweep import Point, load_sweep, run_sweep, select_points, set_options
-from runners.runner import RunSummary
+if TYPE_CHECKING:  # imported by the commands: the other commands (`report` above all) start without them
+    from amnesia_bench.sweep import Point
+    from runners.runner import RunSummary
 
 
 def register(app: typer.Typer) -> None:
@@ -18,6 +19,8 @@ def register(app: typer.Typer) -> None:
     @sweep.command("plan")
     def plan_command(file: Annotated[Path, typer.Argument(help="The sweep file (YAML).")]) -> None:
         """List the points of a sweep: id, seed, model and --set options of each."""
+        from amnesia_bench.sweep import load_sweep, set_options
+
         for point in load_sweep(file).points:
             typer.echo(
                 f"{point.id}  seed {point.seed}  {point.model}  {' '.join(set_options(point))}".rstrip()
@@ -40,6 +43,8 @@ def register(app: typer.Typer) -> None:
         progress: Annotated[bool, typer.Option(help="Progress bar on stderr.")] = True,
     ) -> None:
         """Run (or continue) the points of a sweep; each point is an ordinary run folder that resumes."""
+        from amnesia_bench.sweep import load_sweep, run_sweep, select_points
+
         parsed = load_sweep(file)
 
         def announce(done: Point, summary: RunSummary) -> None:

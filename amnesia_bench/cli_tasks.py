@@ -9,14 +9,14 @@ from typing import Annotated
 import typer
 
 from tasks.errors import BadInput
-from tasks.generate import MAX_TTL_NOISE, generate, write_generated
-from tasks.load import GROUPS, read_task_set
 
 
 def validate(
     path: Annotated[Path, typer.Argument(help="A task file or a folder (searched recursively).")],
 ) -> None:
     """Check a task set; print every problem as file:line: field: problem (exit 2 if any)."""
+    from tasks.load import GROUPS, read_task_set  # here: the other commands start without YAML
+
     tasks, errors = read_task_set(path)
     if errors:
         for error in errors:
@@ -42,6 +42,9 @@ def generate_command(
     ] = 0.0,
 ) -> None:
     """Write seeded procedural tasks of every category, plus MANIFEST.json with a content hash."""
+    from tasks.generate import MAX_TTL_NOISE, generate, write_generated
+    from tasks.load import GROUPS
+
     if group != "all" and group not in GROUPS:
         raise BadInput(f"--group: expected one of {'|'.join(GROUPS)}|all, got {group!r}")
     if n < 1:

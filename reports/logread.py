@@ -19,12 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from tasks.errors import ReportInputError
 from tasks.logschema import MANIFEST_FORMAT, SUMMARY_COLUMNS, read_log, read_pair
 
-if TYPE_CHECKING:  # imported where the frames are made: `read_runs` runs before pandas is imported
+if TYPE_CHECKING:  # imported where the frames are made: `read_runs` runs before numpy and pandas are imported
     import pandas as pd
 
 TASK_FIELDS = ("id", "group", "category")
@@ -179,7 +177,7 @@ _SHARED = frozenset({"block", "item_id", "content", "key", "source", "curve", "r
 
 
 _TYPECODES = {int: "q", float: "d", bool: "b"}  # array.array codes of the values kept unboxed
-_DTYPES = {"q": np.int64, "d": np.float64, "b": np.int8}
+_DTYPES = {"q": "int64", "d": "float64", "b": "int8"}
 _NONE = type(None)
 _BATCH = 1 << 12  # values checked and unboxed together
 
@@ -256,6 +254,8 @@ class _Values:
             return self.items
         if self.typed is None:
             return [None] * self.count
+        import numpy as np
+
         data = np.frombuffer(self.typed, dtype=_DTYPES[self.code])
         if self.code == "b":
             data = data.astype(bool)

@@ -8,12 +8,7 @@ Depends on the engine (`amnesia`) only; arms, runners and reports depend on it, 
 
 from pathlib import Path
 
-from tasks.errors import BadInput, HarnessError, ReportInputError, ServiceError, TaskSetError
-from tasks.load import load_tasks, read_task_set, validate_path
-from tasks.logschema import LOG_FORMAT_VERSION, RECORD_TYPES, LogWriter, Record, read_log
-from tasks.modelapi import Message, Model, ModelRequest, ModelResponse
-from tasks.scoring import classify
-from tasks.spec import CLASSIFICATIONS, ForgetSpec, ProbeSpec, RememberSpec, Session, Task, Turn
+from amnesia.lazy import exports
 
 SHIPPED_TASKS = Path(__file__).resolve().parent  # helpful/, harmful/, mixed/ (YAML) live here
 
@@ -45,3 +40,32 @@ __all__ = [
     "read_task_set",
     "validate_path",
 ]
+
+_HOMES = {  # name -> the module of this package that defines it, imported on first use (amnesia.lazy)
+    "BadInput": "errors",
+    "HarnessError": "errors",
+    "ReportInputError": "errors",
+    "ServiceError": "errors",
+    "TaskSetError": "errors",
+    "load_tasks": "load",
+    "read_task_set": "load",
+    "validate_path": "load",
+    "LOG_FORMAT_VERSION": "logschema",
+    "RECORD_TYPES": "logschema",
+    "LogWriter": "logschema",
+    "Record": "logschema",
+    "read_log": "logschema",
+    "Message": "modelapi",
+    "Model": "modelapi",
+    "ModelRequest": "modelapi",
+    "ModelResponse": "modelapi",
+    "classify": "scoring",
+    "CLASSIFICATIONS": "spec",
+    "ForgetSpec": "spec",
+    "ProbeSpec": "spec",
+    "RememberSpec": "spec",
+    "Session": "spec",
+    "Task": "spec",
+    "Turn": "spec",
+}
+__getattr__ = exports(__name__, _HOMES)

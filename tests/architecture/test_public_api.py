@@ -87,3 +87,32 @@ def test_importing_the_arms_package_loads_no_arm():
     code = "import sys, arms; print(sorted(m for m in sys.modules if m.startswith('arms.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "arms.amnesia_arm" not in out and "arms.retrieval" not in out
+
+
+def test_the_cli_and_the_report_start_without_what_they_do_not_use():
+    """The packages fill their namespaces on first use (amnesia.lazy), and the CLI imports a command's
+    modules when it runs: `amnesia-bench` starts without the engine, the runners, the arms or pandas, and
+    the report (its modules and the log reader the figure worker runs first) without the engine either."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; from amnesia_bench.cli import app; cli = sorted(sys.modules); "
+        "import reports.logread; reader = sorted(sys.modules); import reports.build, reports.figures; "
+        "print(json.dumps([cli, reader, sorted(sys.modules)]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    cli, reader, report = (set(modules) for modules in json.loads(out))
+    heavy = {"amnesia.engine", "amnesia.stores", "runners.runner", "arms.base", "pandas", "numpy", "yaml"}
+    assert not cli & heavy and not reader & heavy
+    assert not report & {"amnesia.engine", "amnesia.stores", "runners.runner", "arms.base"}
+
+
+def test_every_engine_name_is_there_when_asked_for():
+    import amnesia
+
+    for name in amnesia.__all__:
+        assert getattr(amnesia, name).__module__.startswith("amnesia.")
+    with pytest.raises(AttributeError):
+        amnesia.not_a_name  # noqa: B018
