@@ -5,8 +5,9 @@ Most of a report's CPU time is matplotlib's: six figures, each drawn twice (PNG 
 matplotlib itself. `FigurePool` forks its first worker as soon as it is made (`amnesia-bench report` makes it
 before it imports the report's modules, so this module imports nothing heavy). Made with `read=RUN_DIRS`,
 that worker first reads the logs (`logread.read_runs`, no pandas needed) while the parent imports pandas and
-the report's modules, and sends them back in plain columns (`FigurePool.logs`); then it imports pandas and
-matplotlib, and forks the other workers, which inherit the imports.
+the report's modules, and sends them back in plain columns (`FigurePool.logs`), pickled straight into a pipe
+of their own (never whole in memory as bytes on either side); then it imports pandas and matplotlib, and
+forks the other workers, which inherit the imports.
 Each figure is sent with the few rows it shows (pickled: a slim frame or a table, never the run), the figures
 of the logs as soon as the logs are read and the others as soon as their tables exist, while the parent goes
 on with the rest of the tables and the CSVs. A figure is drawn by one process with the same function and
@@ -149,36 +150,42 @@ def _serve(connection: Connection) -> None:
         connection.send(("error", _portable(error), traceback.format_exc()))
 
 
-def _send_logs(connection: Connection, run_dirs: list[Path]) -> threading.Thread | None:
-    """Read the runs' logs and send them ("logs", RunLogs) from a thread, returned (the caller goes on with
-    its imports while the parent takes them); on a failure send it ("error", ...) and return None."""
+def _send_logs(pipe: int, run_dirs: list[Path]) -> threading.Thread | None:
+    """Read the runs' logs and pickle them ("logs", RunLogs) into the file descriptor `pipe` from a thread,
+    returned (the caller goes on with its imports while the parent takes them); on a failure send it
+    ("error", ...) and return None."""
     from reports.logread import read_runs
 
     try:
         logs = read_runs(run_dirs)
     except BaseException as error:  # bad input included: the parent raises it, as if it had read the logs
-        connection.send(("error", _portable(error), traceback.format_exc()))
+        _pickle_into(pipe, ("error", _portable(error), traceback.format_exc()))
         return None
-
-    def send() -> None:
-        with contextlib.suppress(OSError):  # the parent is gone: it failed, or was interrupted
-            connection.send(("logs", logs))
-
-    sender = threading.Thread(target=send, daemon=True)
+    sender = threading.Thread(target=_pickle_into, args=(pipe, ("logs", logs)), daemon=True)
     sender.start()
     return sender
 
 
+def _pickle_into(pipe: int, message: tuple[Any, ...]) -> None:
+    """Pickle `message` into the file descriptor `pipe` as it is made, and close it."""
+    with contextlib.suppress(OSError), os.fdopen(pipe, "wb") as stream:  # OSError: the parent left
+        pickle.dump(message, stream, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def _first_worker(
-    connections: list[Connection], parent_ends: list[Connection], read: list[Path] | None = None
+    connections: list[Connection], parent_ends: list[Connection], read: tuple[list[Path], int, int] | None
 ) -> None:
-    """The first worker: read the logs `read` for the parent (when given), import matplotlib (while the
-    parent imports the rest), fork the other workers (they inherit the import), serve `connections[0]`, and
-    wait for the others to end. Terminated (the report failed), it kills them first, so that none writes
-    into a folder being removed."""
+    """The first worker: read the logs for the parent (when `read`: the run folders, and the write and read
+    ends of the pipe to send them into), import matplotlib (while the parent imports the rest), fork the
+    other workers (they inherit the import), serve `connections[0]`, and wait for the others to end.
+    Terminated (the report failed), it kills them first, so that none writes into a folder being removed."""
     for end in parent_ends:  # a worker must see EOF when the parent is gone: hold none of its ends
         end.close()
-    sender = _send_logs(connections[0], read) if read is not None else None
+    sender = None
+    if read is not None:
+        run_dirs, pipe, parent_end = read
+        os.close(parent_end)
+        sender = _send_logs(pipe, run_dirs)
     if read is not None and sender is None:
         return  # the parent raises the reading error and stops the pool
     import reports.figures  # the slow import
@@ -251,18 +258,25 @@ class FigurePool:
         self._pending: list[list[str]] = []
         self._process: Any = None
         self._reading: list[Path] | None = None  # the run folders being read by the first worker
+        self._logs: int | None = None  # the read end of the pipe the logs come through
         context = _fork_context() if workers > 0 else None
         if context is None:
             return
         pipes = [context.Pipe() for _ in range(workers)]
         self._connections = [ours for ours, _ in pipes]
         theirs = [end for _, end in pipes]
-        self._reading = [Path(run_dir) for run_dir in read] if read is not None else None
-        arguments = (theirs, self._connections, self._reading)
+        reading = None
+        if read is not None:
+            self._reading = [Path(run_dir) for run_dir in read]
+            self._logs, pipe = os.pipe()
+            reading = (self._reading, pipe, self._logs)
+        arguments = (theirs, self._connections, reading)
         self._process = context.Process(target=_first_worker, args=arguments, daemon=True)
         self._process.start()
         for end in theirs:
             end.close()
+        if reading is not None:
+            os.close(reading[1])
         self._pending = [[] for _ in pipes]
 
     def __enter__(self) -> FigurePool:
@@ -276,23 +290,25 @@ class FigurePool:
         else read here (ReportInputError on bad input either way)."""
         from reports.logread import load_runs, run_data
 
-        if self._reading is None or self._reading != [Path(run_dir) for run_dir in run_dirs]:
-            self._take_logs()  # read for nothing: not left in the way of the figures' replies
+        reading, self._reading = self._reading, None
+        if self._logs is None or reading != [Path(run_dir) for run_dir in run_dirs]:
+            self._drop_logs()  # read for nothing: the worker's write fails, and it goes on
             return load_runs(run_dirs)
-        return run_data(self._take_logs())
-
-    def _take_logs(self) -> Any:
-        """The logs the first worker read (RunLogs), received once; None when it was not asked to read."""
-        if self._reading is None:
-            return None
-        self._reading = None
-        try:
-            reply = self._connections[0].recv()
-        except EOFError:
-            raise RuntimeError("the figure worker exited before sending the logs it read") from None
+        pipe, self._logs = self._logs, None
+        with os.fdopen(pipe, "rb") as stream:
+            try:
+                reply = pickle.load(stream)
+            except (EOFError, pickle.UnpicklingError):  # cut short: the worker died
+                raise RuntimeError("the figure worker exited before sending the logs it read") from None
         if reply[0] == "error":
             raise reply[1] from RuntimeError(f"in the figure worker:\n{reply[2]}")
-        return reply[1]
+        return run_data(reply[1])
+
+    def _drop_logs(self) -> None:
+        """Close the pipe of logs not taken (so that the worker writing them does not wait for ever)."""
+        if self._logs is not None:
+            os.close(self._logs)
+            self._logs = self._reading = None
 
     def submit(self, worker: int, name: str, folder: Path, arms: list[str], *arguments: Any) -> None:
         """Draw figure `name` (a key of DRAW) with `arguments` into `folder` in worker `worker` (modulo the
@@ -300,14 +316,14 @@ class FigurePool:
         if not self._connections:
             draw(name, folder, arms, arguments)
             return
-        self._take_logs()
+        self._drop_logs()
         index = worker % len(self._connections)
         self._connections[index].send((name, folder, arms, arguments))
         self._pending[index].append(name)
 
     def wait(self) -> None:
         """Block until every submitted figure is written; re-raise the first worker error."""
-        self._take_logs()
+        self._drop_logs()
         for connection, pending in zip(self._connections, self._pending, strict=True):
             while pending:
                 try:
@@ -321,6 +337,7 @@ class FigurePool:
     def close(self, abort: bool = False) -> None:
         """Stop the workers: each exits on the None sent here once its figures are drawn, or at once when
         `abort` (the report failed: its folder is thrown away)."""
+        self._drop_logs()
         if self._process is None:
             return
         if abort:
@@ -332,4 +349,4 @@ class FigurePool:
         self._process.join()
         for connection in self._connections:
             connection.close()
-        self._connections, self._pending, self._process, self._reading = [], [], None, None
+        self._connections, self._pending, self._process = [], [], None
