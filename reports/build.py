@@ -168,13 +168,13 @@ def _draw_from_tables(
     pool: figurepool.FigurePool, folder: Path, arms: list[str]
 ) -> Callable[[pd.DataFrame, pd.DataFrame], None]:
     """`tables_of`'s `shown`: submit the figures of the tables, split so that both workers finish at about
-    the same time."""
+    the same time (the first also read the logs and drew their figures: it gets one of the four)."""
 
     def submit(summary: pd.DataFrame, by_age: pd.DataFrame) -> None:
         pool.submit(1, "stale_error_by_arm_group", folder, arms, summary)
         pool.submit(1, "stale_error_vs_age", folder, arms, by_age)
+        pool.submit(1, "tradeoff", folder, arms, summary)
         pool.submit(0, "success_vs_tokens", folder, arms, summary)
-        pool.submit(0, "tradeoff", folder, arms, summary)
 
     return submit
 

@@ -83,7 +83,7 @@ def test_a_log_the_first_worker_cannot_read_fails_as_if_read_here(write_run, tmp
 
 @pytest.mark.parametrize(
     ("workers", "figure"),
-    [(0, "tradeoff"), (2, "tradeoff"), (2, "stale_error_vs_age")],  # drawn by the first / the second worker
+    [(0, "tradeoff"), (2, "success_vs_tokens"), (2, "tradeoff")],  # drawn by the first / the second worker
 )
 def test_a_figure_that_fails_fails_the_report_and_leaves_no_folder(
     write_run, tmp_path, monkeypatch, workers, figure
