@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,9 +35,6 @@ LOG_FORMAT_VERSION = 1
 READABLE_VERSIONS = (1,)
 MANIFEST_FORMAT = 1
 ENVELOPE_FIELDS = ("v", "seq", "type", "arm", "task_id", "sim_time")
-_OMITTED = (
-    object()
-)  # an optional field whose value is the default is left out of the line (see `omit_default`)
 
 
 def omit_default(default: Any = None) -> Any:
@@ -44,7 +42,10 @@ def omit_default(default: Any = None) -> Any:
     return dataclasses.field(default=default, metadata={"omit_default": True})
 
 
-@dataclass(frozen=True, kw_only=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, which made building the
+# ~40 records of a pair cost about as much as encoding them. The writer encodes a record when it is
+# written, so a record changed afterwards changes no log.
+@dataclass(kw_only=True)
 class Record:
     """Base of the record classes; `TYPE` is the value of the line's `type` key."""
 
@@ -60,11 +61,19 @@ class Record:
         return values
 
 
+def shared_value() -> Any:
+    """A field holding one object that many records carry and nothing changes once it is written (the
+    `task` of `task_start`: the same dict for every arm of a task), so the writer encodes it once per object
+    rather than once per record. It must be the record's first field: its JSON opens the line's fields."""
+    return dataclasses.field(metadata={"shared": True})
+
+
 class _Layout(NamedTuple):
-    """How `Record.fields` reads a class, computed once per class (the writer is a hot path)."""
+    """How `Record.fields` and the writer read a class, computed once per class (the writer is a hot path)."""
 
     omitted: tuple[tuple[str, Any], ...]  # (name, default) of the fields left out at their default
     type_json: str  # the JSON of the line's `type` value
+    shared: str | None  # the `shared_value` field, if any (always the first)
 
 
 _LAYOUTS: dict[type, _Layout] = {}
@@ -79,22 +88,26 @@ def _layout(cls: type) -> _Layout:
         if clash:  # the writer puts the envelope around the fields: a field may not reuse its names
             raise TypeError(f"{cls.__name__}: field {sorted(clash)[0]!r} is an envelope key")
         omitted = tuple((f.name, f.default) for f in specs if f.metadata.get("omit_default"))
-        layout = _LAYOUTS[cls] = _Layout(omitted, _encode_line(cls.TYPE))
+        shared = [f.name for f in specs if f.metadata.get("shared")]
+        if shared[1:] or shared[:1] not in ([], [names[0]]):
+            raise TypeError(f"{cls.__name__}: only the first field may be a shared_value, not {shared}")
+        layout = _LAYOUTS[cls] = _Layout(omitted, _encode_line(cls.TYPE), shared[0] if shared else None)
     return layout
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class TaskStart(Record):
     TYPE: ClassVar[str] = "task_start"
     DOC: ClassVar[str] = "first record of a pair"
-    task: dict[str, Any]  # the full task as a dict (id, group, category, sessions, specs; ttls in seconds)
+    # the full task as a dict (id, group, category, sessions, specs; ttls in seconds)
+    task: dict[str, Any] = shared_value()  # noqa: RUF009
     arm_config: dict[str, Any] = dataclasses.field(default_factory=dict)  # the arm's describe()
     seed: int | None = None  # the pair seed (derived from the run seed, arm and task)
     budget_tokens: int | None = None  # hard cap on the memory block's tokens
     model: dict[str, Any] = dataclasses.field(default_factory=dict)  # the model's describe()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class SessionStart(Record):
     TYPE: ClassVar[str] = "session_start"
     DOC: ClassVar[str] = "a session begins (the clock has moved to `at`)"
@@ -104,7 +117,7 @@ class SessionStart(Record):
     at: float  # simulated seconds from the task start
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class TurnRecord(Record):
     TYPE: ClassVar[str] = "turn"
     DOC: ClassVar[str] = "a user turn"
@@ -113,7 +126,7 @@ class TurnRecord(Record):
     user: str  # the user's text, verbatim
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class MemoryWrite(Record):
     TYPE: ClassVar[str] = "memory_write"
     DOC: ClassVar[str] = "an arm stored a memory (null where the arm has no such notion)"
@@ -132,7 +145,7 @@ class MemoryWrite(Record):
     expires_at: float | None = None  # simulated seconds
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class MemoryTouch(Record):
     TYPE: ClassVar[str] = "memory_touch"
     DOC: ClassVar[str] = "a memory was renewed or read"
@@ -141,7 +154,7 @@ class MemoryTouch(Record):
     reason: str  # inject | recall | answer
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class MemoryForget(Record):
     TYPE: ClassVar[str] = "memory_forget"
     DOC: ClassVar[str] = "a memory was deleted; only its hash is kept"
@@ -150,7 +163,7 @@ class MemoryForget(Record):
     content_hash: str | None = None  # sha256 of the content
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class MemoryRefused(Record):
     TYPE: ClassVar[str] = "memory_refused"
     DOC: ClassVar[str] = "a write was refused (secret, quarantine...); no content is logged"
@@ -158,7 +171,7 @@ class MemoryRefused(Record):
     rule: str | None = None  # the detector or rule that fired
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class InjectionRecord(Record):
     TYPE: ClassVar[str] = "injection"
     DOC: ClassVar[str] = "the memory block placed in the prompt for a turn"
@@ -171,7 +184,7 @@ class InjectionRecord(Record):
     details: dict[str, Any] | None = None  # arm-specific explanation (ranks, decisions)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class ModelCall(Record):
     TYPE: ClassVar[str] = "model_call"
     DOC: ClassVar[str] = "one model call with the verbatim messages; arm-internal calls have null indices"
@@ -189,7 +202,7 @@ class ModelCall(Record):
     wall_ms: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class ToolCall(Record):
     TYPE: ClassVar[str] = "tool_call"
     DOC: ClassVar[str] = "a tool call the model made in agent-managed mode, with the result given back"
@@ -203,7 +216,7 @@ class ToolCall(Record):
     result: str  # JSON text
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class ToolEventRecord(Record):
     TYPE: ClassVar[str] = "tool_event"
     DOC: ClassVar[str] = "a scripted tool call of the task's agent (tasks' `tool_events`), shown to the arm"
@@ -215,7 +228,7 @@ class ToolEventRecord(Record):
     output: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class ProbeRecord(Record):
     TYPE: ClassVar[str] = "probe"
     DOC: ClassVar[str] = "a scored question"
@@ -237,7 +250,7 @@ class ProbeRecord(Record):
     gold_answer: str | None = omit_default()  # the dataset's free-text answer, for token F1
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class SessionEnd(Record):
     TYPE: ClassVar[str] = "session_end"
     DOC: ClassVar[str] = "a session ended (sub-agent scratch is disposed here)"
@@ -245,7 +258,7 @@ class SessionEnd(Record):
     session_id: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class TaskEnd(Record):
     TYPE: ClassVar[str] = "task_end"
     DOC: ClassVar[str] = "last record: the pair is finished; `summary`: what a report reads from the pair"
@@ -307,6 +320,9 @@ SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
                "strength", "reason", "expires_at"),
 }  # fmt: skip
 _MEMORY_FIELDS = SUMMARY_COLUMNS["memory"][2:]  # read with .get: each memory record type has some of them
+# The columns copied from the record as they are, in the columns' order (a record always has them).
+_CALL_VALUES = operator.itemgetter(*SUMMARY_COLUMNS["calls"][1:6])
+_INJECTION_VALUES = operator.itemgetter(*SUMMARY_COLUMNS["injections"][1:5])
 
 
 class PairSummary:
@@ -316,12 +332,13 @@ class PairSummary:
 
     `add` takes a record's type, its `sim_time` and its fields (a written record's `fields()`, or a line
     read by `read_log`, whose envelope keys are ignored). Lists and dicts are copied: the summary is encoded
-    when the pair ends, after the arm may have reused them."""
+    when the pair ends, after the arm may have reused them. Each family keeps one row per record (a tuple
+    in its columns' order) and `finish` turns the rows into columns: a row is built in one step, where
+    appending to a dozen columns took a dozen."""
 
     def __init__(self) -> None:
-        self._columns = {family: {name: [] for name in names} for family, names in SUMMARY_COLUMNS.items()}
+        self._rows: dict[str, list[tuple[Any, ...]]] = {family: [] for family in SUMMARY_COLUMNS}
         self._tools: dict[tuple[int, int], int] = {}  # (session, turn) -> tool calls the model made
-        self._probe_turns: list[tuple[int, int]] = []
         self._horizon: float | None = None
         self._add: dict[str, Callable[[float, Any], None]] = {
             ModelCall.TYPE: self._call,
@@ -342,52 +359,40 @@ class PairSummary:
     def finish(self) -> dict[str, Any]:
         """The summary of the records added so far: {v, horizon (the latest sim_time), tool_calls (how many
         the model made), calls, injections, probes, memory (family -> column -> values, SUMMARY_COLUMNS)}."""
-        families = {family: {name: list(values) for name, values in columns.items()}
-                    for family, columns in self._columns.items()}  # fmt: skip
-        families["probes"]["tool_calls"] = [self._tools.get(turn, 0) for turn in self._probe_turns]
+        families = {}
+        for family, names in SUMMARY_COLUMNS.items():
+            rows = self._rows[family]
+            if family == "probes":  # the last column: the tool calls of the probe's turn, known only now
+                rows = [(*row, self._tools.get(row[1:3], 0)) for row in rows]
+            columns = zip(*rows, strict=True) if rows else ((),) * len(names)
+            families[family] = {name: list(values) for name, values in zip(names, columns, strict=True)}
         return {"v": SUMMARY_VERSION, "horizon": self._horizon, "tool_calls": sum(self._tools.values()),
                 **families}  # fmt: skip
 
     def _call(self, sim_time: float, fields: dict[str, Any]) -> None:
-        columns = self._columns["calls"]
-        columns["sim_time"].append(sim_time)
-        for name in ("session_index", "turn_index", "call_index", "prompt_tokens", "completion_tokens"):
-            columns[name].append(fields[name])
-        columns["cached"].append(bool(fields.get("cached", False)))
+        self._rows["calls"].append((sim_time, *_CALL_VALUES(fields), bool(fields.get("cached", False))))
 
     def _injection(self, sim_time: float, fields: dict[str, Any]) -> None:
-        columns = self._columns["injections"]
-        columns["sim_time"].append(sim_time)
-        for name in ("session_index", "turn_index", "block", "tokens"):
-            columns[name].append(fields[name])
-        columns["budget_tokens"].append(fields.get("budget_tokens"))
-        columns["item_ids"].append([item["id"] for item in fields["items"]])
+        self._rows["injections"].append((
+            sim_time, *_INJECTION_VALUES(fields), fields.get("budget_tokens"),
+            [item["id"] for item in fields["items"]],
+        ))  # fmt: skip
 
     def _probe(self, sim_time: float, fields: dict[str, Any]) -> None:
-        columns = self._columns["probes"]
-        columns["sim_time"].append(sim_time)
-        for name in ("session_index", "turn_index", "answer", "classification"):
-            columns[name].append(fields[name])
-        for name in ("expect", "stale", "poison"):
-            columns[name].append(list(fields[name]))
-        columns["abstain"].append(bool(fields["abstain"]))
-        columns["fact_changed_at"].append(fields.get("fact_changed_at"))
-        columns["mechanism"].append(fields.get("mechanism") or "")
         found = fields.get("evidence_memories")
-        columns["evidence_memories"].append(dict(found) if found is not None else None)
-        columns["gold_answer"].append(fields.get("gold_answer"))
-        self._probe_turns.append((fields["session_index"], fields["turn_index"]))
+        self._rows["probes"].append((
+            sim_time, fields["session_index"], fields["turn_index"], list(fields["expect"]),
+            list(fields["stale"]), list(fields["poison"]), bool(fields["abstain"]), fields["answer"],
+            fields["classification"], fields.get("fact_changed_at"), fields.get("mechanism") or "",
+            dict(found) if found is not None else None, fields.get("gold_answer"),
+        ))  # fmt: skip
 
     def _tool_call(self, sim_time: float, fields: dict[str, Any]) -> None:
         turn = (fields["session_index"], fields["turn_index"])
         self._tools[turn] = self._tools.get(turn, 0) + 1
 
     def _memory(self, event: str, sim_time: float, fields: dict[str, Any]) -> None:
-        columns = self._columns["memory"]
-        columns["sim_time"].append(sim_time)
-        columns["event"].append(event)
-        for name in _MEMORY_FIELDS:
-            columns[name].append(fields.get(name))
+        self._rows["memory"].append((sim_time, event, *map(fields.get, _MEMORY_FIELDS)))
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -423,6 +428,26 @@ def _number(value: Any) -> str:
     return _encode_line(value)
 
 
+_UNSET = object()  # no value yet
+# Per `shared_value` field name: the last value written there and its JSON (one entry: the arms of a task
+# are replayed one after the other, runners.runner). A tuple is read and replaced whole: pairs may run on
+# threads.
+_SHARED_JSON: dict[str, tuple[object, str]] = {}
+
+
+def _encode_fields(values: dict[str, Any], shared: str | None) -> str:
+    """`_encode_line(values)`, with the value of the `shared` field (the first; None: there is none) encoded
+    only when it is another object than the last one written there (`shared_value`)."""
+    if shared is None:
+        return _encode_line(values)
+    value = values.pop(shared)
+    last = _SHARED_JSON.get(shared)
+    if last is None or last[0] is not value:
+        last = _SHARED_JSON[shared] = (value, _encode_line(value))
+    rest = _encode_line(values)
+    return f"{{{_encode_line(shared)}:{last[1]}{',' if len(rest) > 2 else ''}{rest[1:]}"
+
+
 _BUFFER_BYTES = 1 << 16
 
 
@@ -447,6 +472,12 @@ class LogWriter:
         self._seq = 0
         self._summary = PairSummary()  # stored in the pair's task_end
         self._names = f',"arm":{_encode_line(arm)},"task_id":{_encode_line(task_id)}'  # on every line
+        # Per record class: the line's text from `type` to `sim_time`'s key, and the class's layout.
+        self._heads: dict[type, tuple[str, _Layout]] = {}
+        # The last sim_time and its JSON: a simulated clock hands back the same float object until it moves,
+        # and the same object has the same JSON (a float's repr costs as much as encoding a small record).
+        self._now: object = _UNSET
+        self._now_json = ""
         self._file = _open_log(path)
 
     def write(self, record: Record) -> None:
@@ -455,14 +486,22 @@ class LogWriter:
         # The line is the JSON of {envelope, fields, wall_time} in that order: only the fields need the
         # encoder; the envelope's values are written around them as the encoder would write them.
         now = self._clock.now()
+        if now is not self._now:
+            self._now, self._now_json = now, _number(now)
+        cls = type(record)
+        known = self._heads.get(cls)
+        if known is None:
+            layout = _layout(cls)
+            known = self._heads[cls] = (f',"type":{layout.type_json}{self._names},"sim_time":', layout)
+        head, layout = known
         values = record.fields()
-        self._summary.add(record.TYPE, now, values)
-        if type(record) is TaskEnd:  # the summary of every record, this one included (the last field)
+        self._summary.add(cls.TYPE, now, values)
+        if cls is TaskEnd:  # the summary of every record, this one included (the last field)
             values["summary"] = self._summary.finish()
-        fields = _encode_line(values)
+        fields = _encode_fields(values, layout.shared)
         self._file.write(
-            f'{{"v":{LOG_FORMAT_VERSION},"seq":{self._seq},"type":{_layout(type(record)).type_json}{self._names}'
-            f',"sim_time":{_number(now)}{"," if len(fields) > 2 else ""}{fields[1:-1]}'
+            f'{{"v":{LOG_FORMAT_VERSION},"seq":{self._seq}{head}{self._now_json}'
+            f"{',' if len(fields) > 2 else ''}{fields[1:-1]}"
             f',"wall_time":{float.__repr__(time.time())}}}\n'  # a time.time() is finite: _number's case
         )
         self._seq += 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -19,12 +20,14 @@ from tasks.logschema import (
     MemoryWrite,
     ModelCall,
     ProbeRecord,
+    Record,
     TaskEnd,
     TaskStart,
     is_finished,
     parse_record,
     read_log,
     required_fields,
+    shared_value,
     summarize,
 )
 
@@ -168,3 +171,46 @@ def test_a_line_is_the_json_of_envelope_fields_and_wall_time(
         envelope = {"v": 1, "seq": seq, "type": record.TYPE, "arm": arm, "task_id": "t/1", "sim_time": now}
         whole = {**envelope, **fields, "wall_time": json.loads(line)["wall_time"]}
         assert line == json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    tasks=st.lists(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=4), min_size=1, max_size=3),
+    picks=st.lists(st.integers(min_value=0, max_value=2), min_size=1, max_size=8),
+    seed=st.none() | st.integers(),
+)
+def test_a_shared_task_is_written_as_encoding_the_whole_line_gives(tmp_path_factory, tasks, picks, seed):
+    """`task_start.task` is a shared_value (encoded once per dict object): whichever of several task dicts
+    each pair's writer gets, in any order and again, its line is the plain encoding of the whole line."""
+    folder = tmp_path_factory.mktemp("log")
+    for number, pick in enumerate(picks):
+        record = TaskStart(task=tasks[pick % len(tasks)], seed=seed)
+        path = folder / f"{number}.jsonl"
+        with LogWriter(path, arm="a", task_id="t", clock=_FixedClock(0.0)) as log:  # type: ignore[arg-type]
+            log.write(record)
+        line = path.read_text(encoding="utf-8").removesuffix("\n")
+        envelope = {"v": 1, "seq": 0, "type": "task_start", "arm": "a", "task_id": "t", "sim_time": 0.0}
+        fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+        whole = {**envelope, **fields, "wall_time": json.loads(line)["wall_time"]}
+        assert line == json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_only_a_records_first_field_may_be_shared(tmp_path):
+    @dataclasses.dataclass(kw_only=True)
+    class Late(Record):
+        TYPE: ClassVar[str] = "late"
+        first: int
+        task: dict = shared_value()  # noqa: RUF009
+
+    with (
+        LogWriter(tmp_path / "pair.jsonl", arm="a", task_id="t", clock=_FixedClock(0.0)) as log,  # type: ignore[arg-type]
+        pytest.raises(TypeError, match="only the first field may be a shared_value"),
+    ):
+        log.write(Late(first=1, task={}))

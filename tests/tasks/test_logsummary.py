@@ -116,6 +116,39 @@ def test_the_writers_summary_is_the_summary_of_the_records_read_back(tmp_path_fa
     assert (start, end) == (lines[0], lines[-1])
 
 
+# The summary's columns that are not a record field of the same name, as worked out from a record read back.
+_DERIVED = {
+    "item_ids": lambda record: [item["id"] for item in record["items"]],
+    "event": lambda record: record["type"].removeprefix("memory_"),
+    "mechanism": lambda record: record.get("mechanism") or "",
+}
+_FAMILY_TYPES = {"calls": ("model_call",), "injections": ("injection",), "probes": ("probe",),
+                 "memory": ("memory_write", "memory_touch", "memory_forget", "memory_refused")}  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(records=st.lists(RECORDS, max_size=25))
+def test_each_summary_column_holds_its_records_values_in_order(tmp_path_factory, records):
+    """The columns, worked out the plain way: one value per record of the family, in log order."""
+    path = _write(tmp_path_factory.mktemp("log") / "pair.jsonl", records, [float(i) for i in range(27)])
+    lines = read_log(path)
+    summary = lines[-1]["summary"]
+    tools: dict[tuple[int, int], int] = {}
+    for line in lines:
+        if line["type"] == "tool_call":
+            turn = (line["session_index"], line["turn_index"])
+            tools[turn] = tools.get(turn, 0) + 1
+    for family, types in _FAMILY_TYPES.items():
+        rows = [line for line in lines if line["type"] in types]
+        for name, values in summary[family].items():
+            if name == "tool_calls":
+                expected = [tools.get((row["session_index"], row["turn_index"]), 0) for row in rows]
+            else:
+                expected = [_DERIVED.get(name, lambda row, n=name: row.get(n))(row) for row in rows]
+            assert values == expected, (family, name)
+    assert summary["tool_calls"] == sum(tools.values())
+
+
 def test_the_summary_keeps_the_values_the_records_had_when_written(tmp_path):
     """An arm may reuse a list after logging it; the summary is encoded only when the pair ends."""
     expect, items = ["oolong"], [{"id": "m-1", "tokens": 3}]
