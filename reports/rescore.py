@@ -5,7 +5,8 @@ The original run is never modified. The result is a complete run folder (default
 manifest plus `rescored_from`, and every log copied line for line, except that a probe whose
 classification changed gets the new `classification` and `matched` and keeps the old one as
 `original_classification`. `amnesia-bench report RUN/rescored` then reports on the new scores. The folder
-is staged and renamed into place (never half-written).
+is staged and renamed into place (never half-written). A probe's question (its user text, which the scorer's
+yes/no rule needs) is read from the last user message of the turn's model call.
 """
 
 from __future__ import annotations
@@ -28,15 +29,26 @@ class RescoreResult:
     out: Path
 
 
-def _rescore_line(line: str) -> tuple[str, bool, bool]:
-    """(new line, is a probe, changed)."""
+def _rescore_line(line: str, questions: dict[tuple[int, int], str]) -> tuple[str, bool, bool]:
+    """(new line, is a probe, changed); `questions` collects each turn's user text from its model calls, which
+    come before the turn's probe record."""
     record = json.loads(line)
+    if record.get("type") == "model_call" and record.get("session_index") is not None:
+        users = [m.get("content") for m in record.get("messages", []) if m.get("role") == "user"]
+        if users and isinstance(users[-1], str):
+            questions[(record["session_index"], record["turn_index"])] = users[-1]
     if record.get("type") != "probe":
         return line, False, False
     probe = ProbeSpec(
-        tuple(record["expect"]), tuple(record["stale"]), tuple(record["poison"]), record["abstain"]
+        tuple(record["expect"]),
+        tuple(record["stale"]),
+        tuple(record["poison"]),
+        record["abstain"],
+        mechanism=record.get("mechanism", ""),
+        not_asserting=tuple(record.get("not_asserting") or ()),
     )
-    classification, matched = classify(record["answer"], probe)
+    question = questions.get((record["session_index"], record["turn_index"]))
+    classification, matched = classify(record["answer"], probe, question)
     if classification == record["classification"] and matched == record.get("matched"):
         return line, True, False
     record.setdefault("original_classification", record["classification"])
@@ -58,10 +70,11 @@ def rescore_run(run: Path, out: Path | None = None) -> RescoreResult:
         )
         for path in sorted(data.tasks["file"]):
             relative = Path(path).relative_to(run)
-            lines = []
+            lines: list[str] = []
+            questions: dict[tuple[int, int], str] = {}
             # split on "\n" only: str.splitlines() would also split inside content at U+0085 or U+2028
             for line in Path(path).read_text(encoding="utf-8").removesuffix("\n").split("\n"):
-                new, is_probe, did_change = _rescore_line(line)
+                new, is_probe, did_change = _rescore_line(line, questions)
                 probes += is_probe
                 changed += did_change
                 lines.append(new)

@@ -251,7 +251,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                     calls += 1
                 if turn.probe is not None:
                     probes += 1
-                    classification, shared = _classified(response.text, turn.probe)
+                    classification, shared = _classified(response.text, turn.probe, turn.user)
                     matched = {kind: list(values) for kind, values in shared.items()}  # cache's: as-is
                     log.write(
                         ProbeRecord(
@@ -272,6 +272,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                                 else None
                             ),
                             gold_answer=turn.probe.answer,
+                            not_asserting=list(turn.probe.not_asserting) or None,
                         )
                     )
                 arm.observe_answer(turn.user, response.text, context)

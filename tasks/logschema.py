@@ -248,6 +248,8 @@ class ProbeRecord(Record):
     # of the task's writes carrying that evidence: {memories, injected, stored, forgotten, not_stored}
     evidence_memories: dict[str, int] | None = omit_default()  # noqa: RUF009
     gold_answer: str | None = omit_default()  # the dataset's free-text answer, for token F1
+    # the probe's not_asserting phrases (None when it has none): `rescore` needs them to score as the run did
+    not_asserting: list[str] | None = omit_default()  # noqa: RUF009
 
 
 @dataclass(kw_only=True)

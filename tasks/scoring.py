@@ -19,6 +19,14 @@ an old one marked as past ("Juniper. Previously it was Aurora.", "不再是X，�
 An `abstain` probe (the fact lapsed or was deleted, nothing replaced it) is answered correctly by any answer
 that asserts no stale or poisoned value and either says it does not know, says the thing no longer applies
 (a `_LAPSED` cue), or mentions a candidate only as negated or past ("No, staging is no longer frozen.").
+On a `lapsed-constraint` probe asked as a yes/no question ("Can I merge to main?", "Any restriction on
+migrations right now?", "现在可以合并到主干吗？") it is also answered correctly by an answer that says nothing
+stands in the way now — it allows the act ("Sure, go ahead.", "You can merge.", "可以。") or denies any
+restriction ("No restrictions right now.", "Nothing is stopping you.", "没有限制。") — unless the answer also
+forbids, defers, limits or conditions it ("you can't", "wait until Friday", "once the audit is done", "you can
+only ...", "不能", "等到").
+A bare "yes" or "no" says neither (its sense depends on how the question was put). The question is needed for
+this rule: without it (`classify(answer, probe)`) such answers stay `wrong`.
 """
 
 from __future__ import annotations
@@ -117,6 +125,43 @@ _ABSTENTIONS = (
     "尚未确定",
     "没有定",
 )
+
+
+# A question that asks whether something applies or is allowed (answered yes or no), not for a value.
+_YES_NO_QUESTION = re.compile(
+    r"^\W*(?:can|could|may|might|should|shall|must|is|are|am|was|were|do|does|did|will|would|have|has|any"
+    r"|anything)\b|吗\s*[？?]?\s*$",
+    re.IGNORECASE,
+)
+# Says that nothing stands in the way now: the act is allowed, or no restriction applies.
+_CLEARED = re.compile(
+    r"\bgo\s+ahead\b|\bfeel\s+free\b|\byou(?:'re|\s+are)\s+(?:free|clear|good|fine)\s+to\b"
+    r"|\byou\s+(?:can|may|could)(?!'t|’t|not)\s+(?!not\b)\w"
+    r"|\bno\s+(?:current\s+|active\s+|such\s+|temporary\s+|special\s+)?(?:restrictions?|rules?|limits?"
+    r"|limitations?|locks?|blocks?|blockers?|freezes?|closures?|constraints?|pauses?|holds?|bans?)\b"
+    r"|\bnothing\s+(?:is\s+|'s\s+)?(?:stopping|blocking|preventing|restricting)\b"
+    r"|\b(?:isn't|is\s+not|aren't|are\s+not|not)\s+(?:under|subject\s+to)\s+any\b"
+    r"|没有(?:任何|什么)?(?:限制|规定|禁令|锁|暂停|冻结|封锁|要求)|不受(?:任何)?限制|可以",
+    re.IGNORECASE,
+)
+# Forbids, defers or conditions the act: an answer with one of these has not cleared it.
+_NOT_CLEARED = re.compile(
+    r"\b(?:can't|can’t|cannot|can\s+not|couldn't|mustn't|must\s+not|shouldn't|should\s+not|won't"
+    r"|not\s+(?:yet|allowed|permitted)|(?:isn't|aren't|is\s+not|are\s+not)\s+allowed|forbidden|prohibited"
+    r"|no\s+way|hold\s+off|wait|until|till|once|as\s+soon\s+as|after|before|tomorrow|later|next|unless"
+    r"|except|only|still)\b"
+    r"|\b(?:don't|don’t|do\s+not)\s+(?!(?:see|know|think|believe|recall|remember|have|need)\b)"
+    r"|不能|不可以|不可|禁止|不允许|不要|先别|别(?!的)|不得|直到|等到|之后|以后|还在|仍然|依然|尚未|还没",
+    re.IGNORECASE,
+)
+
+
+def says_cleared(answer: str, question: str) -> bool:
+    """Whether `answer` tells the asker of the yes/no `question` that nothing stands in the way now (see the
+    module docstring); False for a question that asks for a value."""
+    if not _YES_NO_QUESTION.search(unicodedata.normalize("NFKC", question).strip()):
+        return False
+    return bool(_CLEARED.search(answer)) and not _NOT_CLEARED.search(answer)
 
 
 # Whole-word boundaries for Latin values: a CJK character next to a Latin word is a boundary ("是oolong").
@@ -218,8 +263,11 @@ def is_abstention(answer: str) -> bool:
     return any(phrase in lowered for phrase in _ABSTENTIONS)
 
 
-def classify(answer: str, probe: ProbeSpec) -> tuple[Classification, dict[str, list[str]]]:
+def classify(
+    answer: str, probe: ProbeSpec, question: str | None = None
+) -> tuple[Classification, dict[str, list[str]]]:
     """(classification, matched); matched lists the asserted values of each kind, in the probe's order.
+    `question` is the probe's user text (the yes/no rule of `lapsed-constraint` probes needs it).
 
     Answer and values are NFKC-normalised first: real models may write full-width letters (ｏｏｌｏｎｇ)."""
     answer = unicodedata.normalize("NFKC", answer)
@@ -239,6 +287,9 @@ def classify(answer: str, probe: ProbeSpec) -> tuple[Classification, dict[str, l
         return "correct", matched
     if probe.abstain and (any(m.negated for m in mentions) or _says_lapsed(answer)):
         return "correct", matched  # says the thing no longer applies, asserting no old value
+    lapsed = probe.abstain and probe.mechanism == "lapsed-constraint"
+    if lapsed and question and says_cleared(answer, question):
+        return "correct", matched  # "Can I merge?" -> "Sure, go ahead.": the lapsed rule no longer applies
     if is_abstention(answer):
         return ("correct" if probe.abstain else "abstained"), matched
     return "wrong", matched

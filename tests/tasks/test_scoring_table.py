@@ -61,7 +61,7 @@ CASES = [
     ("Yes, staging is frozen until Friday.", FREEZE, "stale"),
     ("As far as I know it's still frozen.", FREEZE, "stale"),
     ("Staging is frozen; the freeze hasn't expired yet.", FREEZE, "stale"),
-    ("Sure, go ahead.", FREEZE, "wrong"),
+    ("Sure, go ahead.", FREEZE, "wrong"),  # no question given: nothing says what it answers (QUESTION_CASES)
     ("You asked me to forget the travel budget, so I don't have a figure.", BUDGET, "correct"),
     ("The remaining travel budget is 4200 euros.", BUDGET, "stale"),
     ("A sub-agent suggested quill, but no name has been decided.", CLI_NAME, "correct"),
@@ -88,6 +88,56 @@ CASES = [
     ("预发环境目前处于冻结状态。", FREEZE_ZH, "stale"),
     ("冻结还没结束。", FREEZE_ZH, "stale"),
 ]
+
+
+# ---- lapsed constraints asked as yes/no questions: "nothing stands in the way now" is right ------------
+LAPSED = ProbeSpec(stale=("frozen",), abstain=True, mechanism="lapsed-constraint")
+LAPSED_ZH = ProbeSpec(stale=("冻结",), abstain=True, mechanism="lapsed-constraint")
+CAN = "Can I run migrations on staging?"  # the generator's question
+ANY = "Any restriction on running migrations against staging right now?"  # the shipped task's
+CAN_ZH = "现在可以在预发库上跑迁移吗？"
+ANY_ZH = "现在在预发库上跑迁移有什么限制吗？"
+
+QUESTION_CASES = [
+    # right answers: the act is allowed, or no restriction applies (they assert no stale value)
+    ("Sure, go ahead.", LAPSED, CAN, "correct"),
+    ("Sure, go ahead.", LAPSED, ANY, "correct"),
+    ("Yes, you can run them.", LAPSED, CAN, "correct"),
+    ("No, there are no restrictions right now.", LAPSED, ANY, "correct"),
+    ("Nothing is stopping you; feel free.", LAPSED, ANY, "correct"),
+    ("I don't see any restriction, go ahead.", LAPSED, ANY, "correct"),
+    ("The staging database is not under any lock.", LAPSED, ANY, "correct"),
+    ("可以，没有问题。", LAPSED_ZH, CAN_ZH, "correct"),
+    ("现在没有限制。", LAPSED_ZH, ANY_ZH, "correct"),
+    # wrong answers: the old rule kept, the act forbidden, deferred or made conditional, or a bare yes/no
+    ("No, you can't run migrations.", LAPSED, CAN, "wrong"),
+    ("You cannot run migrations on staging.", LAPSED, CAN, "wrong"),
+    ("No migrations are allowed.", LAPSED, ANY, "wrong"),
+    ("Yes, there is a restriction.", LAPSED, ANY, "wrong"),
+    ("You can run migrations once the audit is done.", LAPSED, CAN, "wrong"),
+    ("Go ahead after Friday.", LAPSED, CAN, "wrong"),
+    ("Yes, you can, but wait for the audit to finish.", LAPSED, CAN, "wrong"),
+    ("No restrictions, but you can only run them at night.", LAPSED, ANY, "wrong"),
+    ("Don't run migrations today.", LAPSED, CAN, "wrong"),
+    ("No.", LAPSED, ANY, "wrong"),  # says neither: "no" means opposite things to CAN and ANY
+    ("Yes.", LAPSED, CAN, "wrong"),
+    ("Sure, go ahead, staging is frozen anyway.", LAPSED, CAN, "stale"),
+    ("不可以，现在不能跑迁移。", LAPSED_ZH, CAN_ZH, "wrong"),
+    ("等到周五之后可以。", LAPSED_ZH, CAN_ZH, "wrong"),
+    ("可以，但是先别动主库。", LAPSED_ZH, CAN_ZH, "wrong"),
+    ("预发库还在冻结，不能跑。", LAPSED_ZH, ANY_ZH, "stale"),
+    # the rule needs all three: a lapsed-constraint probe, a yes/no question, and the question itself
+    ("Sure, go ahead.", LAPSED, "Where is the team offsite this month?", "wrong"),
+    ("Sure, go ahead.", ProbeSpec(stale=("4200",), abstain=True, mechanism="user-deleted"), ANY, "wrong"),
+    ("Sure, go ahead.", LAPSED, None, "wrong"),
+]
+
+
+@pytest.mark.parametrize(("answer", "probe", "question", "expected"), QUESTION_CASES)
+def test_a_lapsed_constraint_asked_yes_or_no_accepts_nothing_in_the_way(
+    answer: str, probe: ProbeSpec, question: str | None, expected: str
+) -> None:
+    assert classify(answer, probe, question)[0] == expected
 
 
 @pytest.mark.parametrize(("answer", "probe", "expected"), CASES)
