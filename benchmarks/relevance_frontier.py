@@ -61,6 +61,7 @@ CANDIDATES: dict[str, dict[str, object]] = {
     "score-0.8-used": {"relevance_rule": "score", "relevance_weight": 0.8, "renew_on_inject": "used"},
     "score-0.8-renew-strength": {"relevance_rule": "score", "relevance_weight": 0.8, **RENEW_BY_STRENGTH},
     "score-0.8-subject": {"relevance_rule": "score", "relevance_weight": 0.8, **SAME_SUBJECT},
+    "score-0.05-subject": {"relevance_rule": "score", "relevance_weight": 0.05, **SAME_SUBJECT},
     "score-0.8-subject-renew-strength": {
         "relevance_rule": "score",
         "relevance_weight": 0.8,
