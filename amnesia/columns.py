@@ -6,18 +6,117 @@ Slots are reused after removal; `seq` records write order (the final, determinis
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any
 
 import numpy as np
 
 from amnesia.decay import CURVE_CODES, decayed, idle_forget_after
 from amnesia.item import MemoryItem
-from amnesia.selection import static_line_tokens
+from amnesia.selection import static_line_tokens, static_line_tokens_many
 
 SCOPE_CODES: dict[str, int] = {"workspace": 0, "session": 1, "team": 2}
 NO_OWNER = -1
+# New items are written into the columns when a column is next read, or once FILL_EVERY of them wait: up to
+# ONE_BY_ONE one by one, more in one numpy assignment per column. One by one costs a few microseconds per
+# item; at once about one, plus tens of microseconds per fill (an engine that reads after every write fills
+# one item at a time), while the items just written are still in the CPU cache.
+ONE_BY_ONE = 32
+FILL_EVERY = 1024
+
+# The columns, in `_writers` order: (name, dtype, value of a free slot that was never used).
+_NUMERIC: tuple[tuple[str, type, object], ...] = (
+    ("alive", bool, False),
+    ("base", np.float64, 0.0),
+    ("anchor", np.float64, 0.0),
+    ("ttl", np.float64, math.inf),
+    ("expires", np.float64, math.inf),
+    ("created", np.float64, 0.0),
+    ("curve", np.int8, 0),
+    ("pinned", bool, False),
+    ("no_decay", bool, False),
+    ("tokens", np.int64, 0),
+    ("size", np.int64, 0),
+    ("scope", np.int8, 0),
+    ("owner", np.int64, NO_OWNER),
+    ("marked_stale", bool, False),
+    ("seq", np.int64, 0),  # SEQ and LINE_TOKENS, last: written for a new item only
+    ("line_tokens", np.int64, 0),
+)
+SEQ, LINE_TOKENS = 14, 15
+_OBJECTS = ("ids", "items", "hashes")
+(
+    _ID,
+    _STRENGTH,
+    _ANCHOR,
+    _TTL,
+    _DEADLINE,
+    _CREATED,
+    _CURVE,
+    _PINNED,
+    _TOKENS,
+    _SIZE,
+    _SCOPE,
+    _OWNER,
+    _STATUS,
+) = map(
+    attrgetter,
+    (
+        "id",
+        "strength",
+        "last_accessed_at",
+        "ttl",
+        "expires_at",
+        "created_at",
+        "curve",
+        "pinned",
+        "tokens",
+        "size_bytes",
+        "scope",
+        "owner_id",
+        "status",
+    ),
+)
+
+
+def _column(name: str, doc: str) -> property:
+    """A column, read through this property: new items' values are filled in first (`_fill_new`)."""
+    stored = attrgetter("_" + name)
+
+    def read(self: ItemColumns) -> np.ndarray:
+        if self._new_slots:
+            self._fill_new()
+        return stored(self)
+
+    return property(read, doc=doc)
 
 
 class ItemColumns:
+    """One numpy array per item field the engine computes on, indexed by slot. A new item gets its slot (and
+    its `slot_of` entry) at once, and its values when a column is next read: a run of writes fills the
+    columns in one numpy assignment each instead of a dozen scalar writes per item."""
+
+    alive = _column("alive", "True for a slot holding a live item")
+    base = _column("base", "base strength (MemoryItem.strength)")
+    anchor = _column("anchor", "last_accessed_at: the decay clock's start")
+    ttl = _column("ttl", "seconds (inf: none)")
+    expires = _column("expires", "the hard deadline expires_at (inf: none)")
+    created = _column("created", "created_at")
+    curve = _column("curve", "decay curve, as CURVE_CODES")
+    pinned = _column("pinned", "pinned")
+    no_decay = _column("no_decay", "pinned or without a ttl: never decays")
+    tokens = _column("tokens", "tokens of the content")
+    size = _column("size", "content bytes")
+    scope = _column("scope", "scope, as SCOPE_CODES")
+    owner = _column("owner", "owner_id, as a code (NO_OWNER: none)")
+    marked_stale = _column("marked_stale", "status recorded as stale")
+    seq = _column("seq", "write order (the final tie-break)")
+    line_tokens = _column("line_tokens", "tokens of the item's block line less its age")
+    ids = _column("ids", "the item's id (None: a free slot)")
+    items = _column("items", "the item (None: a free slot)")
+    hashes = _column("hashes", "the audit's keyed hash of its content, when it was handed one")
+
     def __init__(self, *, auto_expire: bool = True, rank_only: bool = False, capacity: int = 1024) -> None:
         self.auto_expire = auto_expire  # whether unpinned items are ever forgotten (forget_times)
         self.rank_only = rank_only  # decay_mode "rank": decay orders, only a hard expires_at forgets
@@ -30,63 +129,26 @@ class ItemColumns:
         self._free: list[int] = []
         self._owner_codes: dict[str, int] = {}
         self._next_seq = 0
+        # New items whose values are not in the columns yet, in write order: slots, items, content hashes.
+        self._new_slots: list[int] = []
+        self._new_items: list[MemoryItem] = []
+        self._new_hashes: list[str | None] = []
+        self.capacity = 0
         self._allocate(capacity)
 
     def _allocate(self, capacity: int) -> None:
-        def grow(old: np.ndarray | None, dtype: type, fill: object) -> np.ndarray:
+        # The stored arrays directly: growing fills nothing in (new items' slots are below the old capacity or
+        # are filled in later, into the new arrays).
+        columns = [(name, dtype, fill) for name, dtype, fill in _NUMERIC]
+        columns += [(name, object, None) for name in _OBJECTS]
+        for name, dtype, fill in columns:
             new = np.full(capacity, fill, dtype=dtype)
-            if old is not None:
-                new[: len(old)] = old
-            return new
-
-        existing = getattr(self, "alive", None) is not None
-        get = (lambda name: getattr(self, name)) if existing else (lambda name: None)
-        self.alive = grow(get("alive"), bool, False)
-        self.base = grow(get("base"), np.float64, 0.0)
-        self.anchor = grow(get("anchor"), np.float64, 0.0)
-        self.ttl = grow(get("ttl"), np.float64, math.inf)
-        self.expires = grow(get("expires"), np.float64, math.inf)
-        self.created = grow(get("created"), np.float64, 0.0)
-        self.curve = grow(get("curve"), np.int8, 0)
-        self.pinned = grow(get("pinned"), bool, False)
-        self.no_decay = grow(get("no_decay"), bool, False)
-        self.tokens = grow(get("tokens"), np.int64, 0)
-        self.size = grow(get("size"), np.int64, 0)
-        self.scope = grow(get("scope"), np.int8, 0)
-        self.owner = grow(get("owner"), np.int64, NO_OWNER)
-        self.seq = grow(get("seq"), np.int64, 0)
-        self.marked_stale = grow(get("marked_stale"), bool, False)
-        self.line_tokens = grow(get("line_tokens"), np.int64, 0)  # block line tokens minus its durations
-        # Per slot, None when free: the id, the item, and the audit's keyed hash of its content when it was
-        # handed one (`ItemIndex.add`). Object arrays, not dicts by id: a sweep gathers and clears thousands
-        # of slots in one numpy call each.
-        self.ids = grow(get("ids"), object, None)
-        self.items = grow(get("items"), object, None)
-        self.hashes = grow(get("hashes"), object, None)
+            new[: self.capacity] = getattr(self, "_" + name)[: self.capacity] if self.capacity else new[:0]
+            setattr(self, "_" + name, new)
         self.capacity = capacity
-        # One writer per column for `upsert`, in its order: a memoryview item assignment costs about half a
-        # numpy scalar one, and every write fills sixteen columns. (The views are rebuilt with the arrays.)
-        self._writers = tuple(
-            memoryview(column)
-            for column in (
-                self.alive,
-                self.base,
-                self.anchor,
-                self.ttl,
-                self.expires,
-                self.created,
-                self.curve,
-                self.pinned,
-                self.no_decay,
-                self.tokens,
-                self.size,
-                self.scope,
-                self.owner,
-                self.seq,
-                self.marked_stale,
-                self.line_tokens,
-            )
-        )
+        # One writer per numeric column, in _NUMERIC order, for writing one item: a memoryview item
+        # assignment costs about half a numpy scalar one. (The views are rebuilt with the arrays.)
+        self._writers = tuple(memoryview(getattr(self, "_" + name)) for name, _, _ in _NUMERIC)
 
     def __len__(self) -> int:
         return len(self.slot_of) - self._stale
@@ -96,16 +158,56 @@ class ItemColumns:
             return NO_OWNER
         return self._owner_codes.setdefault(owner_id, len(self._owner_codes))
 
-    def upsert(self, item: MemoryItem) -> int:
-        """Write `item`'s fields into its slot (a new id gets a new slot and the next write-order number)."""
-        slot = self.slot_of.get(item.id)
-        new = slot is None
-        if not new and self.ids[slot] != item.id:  # a stale entry: the id was removed, and comes back
+    def upsert(self, item: MemoryItem, content_hash: str | None = None) -> int:
+        """Write `item`'s fields into its slot (a new id gets a new slot and the next write-order number);
+        `content_hash`, the audit's keyed hash of its content, is kept with it when given."""
+        item_id = item.id
+        slot = self.slot_of.get(item_id)
+        if slot is not None and self.ids[slot] == item_id:  # an item indexed already: rewrite its values
+            self._write(slot, item)
+            self._items[slot] = item
+            if content_hash is not None:
+                self._hashes[slot] = content_hash
+            return slot
+        if slot is not None:  # a stale entry: the id was removed, and comes back
             self._stale -= 1
-            new = True
-        if new:
-            slot = self._new_slot(item.id)  # may grow the arrays: the writers are taken after it
-        self.items[slot] = item
+        if self._free:
+            slot = self._free.pop()
+        else:
+            slot = self.used
+            if slot >= self.capacity:
+                self._allocate(2 * self.capacity)
+            self.used += 1
+        self.slot_of[item_id] = slot
+        self._new_slots.append(slot)
+        self._new_items.append(item)
+        self._new_hashes.append(content_hash)
+        if len(self._new_slots) >= FILL_EVERY:
+            self._fill_new()
+        return slot
+
+    def _fill_new(self) -> None:
+        """Write the new items' values into the columns (before anything reads them)."""
+        slots, items, hashes = self._new_slots, self._new_items, self._new_hashes
+        self._new_slots, self._new_items, self._new_hashes = [], [], []
+        if len(slots) <= ONE_BY_ONE:
+            writers, sequence = self._writers, self._next_seq
+            for slot, item, content_hash in zip(slots, items, hashes, strict=True):
+                self._ids[slot] = item.id
+                self._items[slot] = item
+                self._hashes[slot] = content_hash
+                writers[SEQ][slot] = sequence
+                sequence += 1
+                # What the block line says besides its age (id, kind, pin, source, content) never changes
+                # for an id, so it is counted once, not on every touch.
+                writers[LINE_TOKENS][slot] = static_line_tokens(item)
+                self._write(slot, item)
+        else:
+            self._write_many(np.array(slots, dtype=np.intp), items, hashes)
+        self._next_seq += len(slots)
+
+    def _write(self, slot: int, item: MemoryItem) -> None:
+        """Write the fields of one item that can change (all but seq and line_tokens) into `slot`."""
         (
             alive,
             base,
@@ -120,43 +222,62 @@ class ItemColumns:
             size,
             scope,
             owner,
-            seq,
-            marked_stale,
-            line_tokens,
-        ) = self._writers
-        if new:
-            seq[slot] = self._next_seq
-            self._next_seq += 1
-            # What the block line says besides its age (id, kind, pin, source, content) never changes for an
-            # id, so it is counted once, not on every touch.
-            line_tokens[slot] = static_line_tokens(item)
+            stale,
+        ) = self._writers[:SEQ]
         alive[slot] = True
         base[slot] = item.strength
         anchor[slot] = item.last_accessed_at
-        ttl[slot] = math.inf if item.ttl is None else item.ttl
-        expires[slot] = math.inf if item.expires_at is None else item.expires_at
+        seconds = item.ttl
+        ttl[slot] = math.inf if seconds is None else seconds
+        deadline = item.expires_at
+        expires[slot] = math.inf if deadline is None else deadline
         created[slot] = item.created_at
         curve[slot] = CURVE_CODES[item.curve]
         pinned[slot] = item.pinned
-        no_decay[slot] = item.pinned or item.ttl is None
+        no_decay[slot] = item.pinned or seconds is None
         tokens[slot] = item.tokens
         size[slot] = item.size_bytes
         scope[slot] = SCOPE_CODES[item.scope]
         owner[slot] = NO_OWNER if item.owner_id is None else self.owner_code(item.owner_id)
-        marked_stale[slot] = item.status == "stale"
-        return slot
+        stale[slot] = item.status == "stale"
 
-    def _new_slot(self, item_id: str) -> int:
-        if self._free:
-            slot = self._free.pop()
-        else:
-            slot = self.used
-            if slot >= self.capacity:
-                self._allocate(2 * self.capacity)
-            self.used += 1
-        self.ids[slot] = item_id
-        self.slot_of[item_id] = slot
-        return slot
+    def _write_many(self, slots: np.ndarray, items: list[MemoryItem], hashes: list[str | None]) -> None:
+        """`_fill_new` for many new items: each column in one assignment, its values taken in C-level passes
+        (`_write`'s values exactly: a test compares the two)."""
+        count = len(items)
+
+        def values(field: Callable[[MemoryItem], Any], dtype: type) -> np.ndarray:
+            return np.fromiter(map(field, items), dtype=dtype, count=count)
+
+        self._ids[slots] = values(_ID, object)
+        self._items[slots] = np.fromiter(items, dtype=object, count=count)
+        self._hashes[slots] = np.fromiter(hashes, dtype=object, count=count)
+        self._alive[slots] = True
+        self._base[slots] = values(_STRENGTH, np.float64)
+        self._anchor[slots] = values(_ANCHOR, np.float64)
+        seconds = values(_TTL, object)
+        no_ttl = np.equal(seconds, None)
+        seconds[no_ttl] = math.inf
+        self._ttl[slots] = seconds
+        deadlines = values(_DEADLINE, object)
+        deadlines[np.equal(deadlines, None)] = math.inf
+        self._expires[slots] = deadlines
+        self._created[slots] = values(_CREATED, np.float64)
+        self._curve[slots] = np.fromiter(map(CURVE_CODES.__getitem__, map(_CURVE, items)), np.int8, count)
+        pinned = values(_PINNED, bool)
+        self._pinned[slots] = pinned
+        self._no_decay[slots] = pinned | no_ttl
+        self._tokens[slots] = values(_TOKENS, np.int64)
+        self._size[slots] = values(_SIZE, np.int64)
+        self._scope[slots] = np.fromiter(map(SCOPE_CODES.__getitem__, map(_SCOPE, items)), np.int8, count)
+        owners = values(_OWNER, object)
+        missing = np.equal(owners, None)
+        self._owner[slots] = (
+            NO_OWNER if missing.all() else np.fromiter(map(self.owner_code, owners), np.int64)
+        )
+        self._marked_stale[slots] = np.equal(values(_STATUS, object), "stale")
+        self._seq[slots] = np.arange(self._next_seq, self._next_seq + count)
+        self._line_tokens[slots] = static_line_tokens_many(items)
 
     def remove_many(self, item_ids: list[str]) -> np.ndarray:
         """Free the slots of the live `item_ids`; returns them (their numeric values stay until reused)."""
@@ -214,6 +335,8 @@ class ItemColumns:
 
     def visible(self, owner_id: str | None, include_workspace: bool) -> np.ndarray:
         n = self.used
+        if self._new_slots:  # their owners get their codes when they are filled in
+            self._fill_new()
         mask = self.alive[:n] & (self.scope[:n] == 0) if include_workspace else np.zeros(n, dtype=bool)
         if owner_id is not None and owner_id in self._owner_codes:
             mask = mask | (

@@ -174,14 +174,28 @@ def status(item: MemoryItem, now: float, config: Config) -> str:
 
 def forget_at(item: MemoryItem, config: Config) -> float | None:
     """When the item will be forgotten if nobody touches it (None: never automatically)."""
-    if item.pinned or not config.auto_expire:
+    return forget_time(
+        item.pinned, item.ttl, item.strength, item.curve, item.last_accessed_at, item.expires_at, config
+    )
+
+
+def forget_time(
+    pinned: bool,
+    ttl: float | None,
+    base: float,
+    curve: str,
+    last_accessed_at: float,
+    deadline: float | None,
+    config: Config,
+) -> float | None:
+    """`forget_at` of an item with these fields (a written memory's view keeps them and asks later)."""
+    if pinned or not config.auto_expire:
         return None
     when = math.inf
-    if item.ttl is not None and config.decay_mode == "forget":  # forgets_by_time, inline: every write asks
-        idle = item.ttl * idle_fraction(item.strength, item.curve, config.forgotten_strength, config.decay_k)
-        when = item.last_accessed_at + idle
-    if item.expires_at is not None:
-        when = min(when, item.expires_at)
+    if ttl is not None and config.decay_mode == "forget":  # forgets_by_time, inline
+        when = last_accessed_at + ttl * idle_fraction(base, curve, config.forgotten_strength, config.decay_k)
+    if deadline is not None:
+        when = min(when, deadline)
     return None if when == math.inf else when  # math.isinf, less a call: `when` is never -inf or nan
 
 

@@ -112,10 +112,8 @@ class ItemIndex:
             subject = subject_of(item.content)
             if subject is not None:
                 self.ids_by_subject.setdefault(subject, set()).add(item.id)
-        slot = self.columns.upsert(item)
-        # Kept so that forgetting the item — a sweep may forget tens of thousands — hashes nothing.
-        if content_hash is not None:
-            self.columns.hashes[slot] = content_hash
+        # The hash is kept: forgetting the item (a sweep may forget tens of thousands) then hashes nothing.
+        slot = self.columns.upsert(item, content_hash)
         if previous is None and self.relevance is not None:
             self.relevance.add(slot, item.content)
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from amnesia.durations import format_duration
 from amnesia.item import MemoryItem
-from amnesia.tokens import count_id_tokens, count_tokens
+from amnesia.tokens import count_id_tokens, count_id_tokens_many, count_tokens
 from amnesia.views import InjectionDecision
 
 HEADER_TITLE = "AMNESIA MEMORY"
@@ -97,6 +98,28 @@ def static_line_tokens(item: MemoryItem) -> int:
     count is the sum of its parts': the content's is `item.tokens` (counted once on write), the id's is
     counted here, and the rest depends only on the kind, the pin and the trust."""
     return count_id_tokens(item.id) + _head_tokens(item.kind, item.pinned, item.untrusted) + item.tokens
+
+
+def static_line_tokens_many(items: Sequence[MemoryItem]) -> np.ndarray:
+    """`static_line_tokens` of each item, in C-level passes (the columns of thousands of writes at once)."""
+    counts = np.fromiter(map(_HEADS.__getitem__, map(_HEAD_KEY, items)), dtype=np.int64, count=len(items))
+    counts += np.array(count_id_tokens_many(list(map(_ID, items))), dtype=np.int64)
+    counts += np.fromiter(map(_TOKENS, items), dtype=np.int64, count=len(items))
+    return counts
+
+
+class _HeadsBySource(dict[tuple[str, bool, str], int]):
+    """`_head_tokens` by (kind, pinned, source), a lookup in C once a combination was seen."""
+
+    def __missing__(self, key: tuple[str, bool, str]) -> int:
+        kind, pinned, source = key
+        tokens = self[key] = _head_tokens(kind, pinned, source == "auto")
+        return tokens
+
+
+_HEADS = _HeadsBySource()
+_HEAD_KEY = attrgetter("kind", "pinned", "source")
+_ID, _TOKENS = attrgetter("id"), attrgetter("tokens")
 
 
 @cache  # a handful of combinations; every write asks

@@ -30,9 +30,17 @@ class _View:
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
 
 
+# The instances' own attribute dict, reached past MemoryView's `__dict__` property (which fills it in first).
+_INSTANCE_DICT: Any = _View.__dict__["__dict__"]
+_WRITTEN = "_written"  # in an unread view's dict: what its fields are filled in from (see `memory_view`)
+
+
 @dataclass(frozen=True)
 class MemoryView(_View):
-    """A written (or restored) memory, as the `written` event and remember() report it."""
+    """A written (or restored) memory, as the `written` event and remember() report it.
+
+    The view a write returns is filled in on first use (`memory_view`); reading it in any way — a field,
+    `vars()`, `==`, `repr`, pickling or copying — shows every field, as the memory was written."""
 
     id: str
     content: str
@@ -53,6 +61,74 @@ class MemoryView(_View):
     superseded: tuple[str, ...] = ()  # ids this write retired
     evicted: tuple[str, ...] = ()  # ids evicted to make room
     hard_expires_at: float | None = None  # the caller's fixed deadline, if any (expires_at includes it)
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for a name that is not in the instance dict: an unread view's field, or a wrong name.
+        values = _filled(self)
+        if name in values:
+            return values[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property  # type: ignore[misc]
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]  # vars(view): every field
+        return _filled(self)
+
+    def __getstate__(self) -> dict[str, Any]:  # pickle and copy: the fields, not what they are made from
+        return dict(_filled(self))
+
+
+# The defaulted fields' class attributes would answer for an unread view; the generated __init__ keeps the
+# defaults, and `dataclasses.fields` too.
+for _name in ("tags", "untrusted", "superseded", "evicted", "hard_expires_at"):
+    delattr(MemoryView, _name)
+
+
+def _filled(view: MemoryView) -> dict[str, Any]:
+    """The view's instance dict, with its fields filled in if it was not read yet."""
+    values = _INSTANCE_DICT.__get__(view)
+    written = values.get(_WRITTEN)
+    if written is not None:  # filled, then the snapshot dropped: a reader in another thread sees the fields
+        values.update(_written_fields(*written))
+        values.pop(_WRITTEN, None)
+    return values
+
+
+def _written_fields(
+    item: MemoryItem,
+    config: Config,
+    ttl: float | None,
+    strength: float,
+    scope: str,
+    owner_id: str | None,
+    last_accessed_at: float,
+    superseded: tuple[str, ...],
+    evicted: tuple[str, ...],
+) -> dict[str, Any]:
+    """A write's view fields, from its item and the fields of it that a touch or promote may change later
+    (taken when it was written)."""
+    return {
+        "id": item.id,
+        "content": item.content,
+        "kind": item.kind,
+        "ttl": ttl,
+        "pinned": item.pinned,
+        "curve": item.curve,
+        "strength": strength,
+        "key": item.key,
+        "scope": scope,
+        "owner_id": owner_id,
+        "source": item.source,
+        "tokens": item.tokens,
+        "created_at": item.created_at,
+        "expires_at": decay.forget_time(
+            item.pinned, ttl, strength, item.curve, last_accessed_at, item.expires_at, config
+        ),
+        "tags": item.tags,
+        "untrusted": item.untrusted,
+        "superseded": superseded,
+        "evicted": evicted,
+        "hard_expires_at": item.expires_at,
+    }
 
 
 @dataclass(frozen=True)
@@ -184,32 +260,32 @@ def memory_view(
     superseded: Sequence[MemoryItem] = (),
     evicted: Sequence[MemoryItem] = (),
 ) -> MemoryView:
-    """The view of a memory just written (or restored), naming the items the write retired and evicted."""
-    # Filled in directly: every `remember` returns one, and the frozen dataclass __init__ (one
-    # object.__setattr__ per field) cost as much as the rest of the write.
-    view = object.__new__(MemoryView)
-    view.__dict__.update(
-        id=item.id,
-        content=item.content,
-        kind=item.kind,
-        ttl=item.ttl,
-        pinned=item.pinned,
-        curve=item.curve,
-        strength=item.strength,
-        key=item.key,
-        scope=item.scope,
-        owner_id=item.owner_id,
-        source=item.source,
-        tokens=item.tokens,
-        created_at=item.created_at,
-        expires_at=decay.forget_at(item, config),
-        tags=item.tags,
-        untrusted=item.untrusted,
-        superseded=tuple([old.id for old in superseded]) if superseded else (),
-        evicted=tuple([old.id for old in evicted]) if evicted else (),
-        hard_expires_at=item.expires_at,
+    """The view of a memory just written (or restored), naming the items the write retired and evicted.
+    Its fields are filled in when it is first read: every `remember` returns one and most callers never read
+    it, and filling it in cost a sixth of the write. It keeps the item and the item's fields that can change
+    later (strength, clock, ttl, scope, owner), and the ids it names (not the retired items: their content
+    is gone)."""
+    view = _new_view(MemoryView)
+    _INSTANCE_DICT.__set__(
+        view,
+        {
+            _WRITTEN: (
+                item,
+                config,
+                item.ttl,
+                item.strength,
+                item.scope,
+                item.owner_id,
+                item.last_accessed_at,
+                tuple([old.id for old in superseded]) if superseded else (),
+                tuple([old.id for old in evicted]) if evicted else (),
+            )
+        },
     )
     return view
+
+
+_new_view = object.__new__
 
 
 def plug_view(item: MemoryItem, now: float, config: Config) -> PlugView:
