@@ -6,9 +6,7 @@ Slots are reused after removal; `seq` records write order (the final, determinis
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from operator import attrgetter
-from typing import Any
 
 import numpy as np
 
@@ -46,38 +44,6 @@ _NUMERIC: tuple[tuple[str, type, object], ...] = (
 )
 SEQ, LINE_TOKENS = 14, 15
 _OBJECTS = ("ids", "items", "hashes")
-(
-    _ID,
-    _STRENGTH,
-    _ANCHOR,
-    _TTL,
-    _DEADLINE,
-    _CREATED,
-    _CURVE,
-    _PINNED,
-    _TOKENS,
-    _SIZE,
-    _SCOPE,
-    _OWNER,
-    _STATUS,
-) = map(
-    attrgetter,
-    (
-        "id",
-        "strength",
-        "last_accessed_at",
-        "ttl",
-        "expires_at",
-        "created_at",
-        "curve",
-        "pinned",
-        "tokens",
-        "size_bytes",
-        "scope",
-        "owner_id",
-        "status",
-    ),
-)
 
 
 def _column(name: str, doc: str) -> property:
@@ -242,42 +208,37 @@ class ItemColumns:
         stale[slot] = item.status == "stale"
 
     def _write_many(self, slots: np.ndarray, items: list[MemoryItem], hashes: list[str | None]) -> None:
-        """`_fill_new` for many new items: each column in one assignment, its values taken in C-level passes
-        (`_write`'s values exactly: a test compares the two)."""
+        """`_fill_new` for many new items: each column in one numpy assignment (`_write`'s values exactly: a
+        test compares the two). The values are read row by row in one comprehension, where attribute reads
+        are cheapest, and turned into columns by zip."""
         count = len(items)
-
-        def values(field: Callable[[MemoryItem], Any], dtype: type) -> np.ndarray:
-            return np.fromiter(map(field, items), dtype=dtype, count=count)
-
-        self._ids[slots] = values(_ID, object)
-        self._items[slots] = np.fromiter(items, dtype=object, count=count)
-        self._hashes[slots] = np.fromiter(hashes, dtype=object, count=count)
+        inf, curves, scopes, owner_code = math.inf, CURVE_CODES, SCOPE_CODES, self.owner_code
+        rows = [
+            (  # _NUMERIC's order, from base to marked_stale
+                item.strength,
+                item.last_accessed_at,
+                inf if item.ttl is None else item.ttl,
+                inf if item.expires_at is None else item.expires_at,
+                item.created_at,
+                curves[item.curve],
+                item.pinned,
+                item.pinned or item.ttl is None,
+                item.tokens,
+                item.size_bytes,
+                scopes[item.scope],
+                NO_OWNER if item.owner_id is None else owner_code(item.owner_id),
+                item.status == "stale",
+            )
+            for item in items
+        ]
+        for (name, dtype, _), values in zip(_NUMERIC[1:SEQ], zip(*rows, strict=True), strict=True):
+            getattr(self, "_" + name)[slots] = np.fromiter(values, dtype, count)
         self._alive[slots] = True
-        self._base[slots] = values(_STRENGTH, np.float64)
-        self._anchor[slots] = values(_ANCHOR, np.float64)
-        seconds = values(_TTL, object)
-        no_ttl = np.equal(seconds, None)
-        seconds[no_ttl] = math.inf
-        self._ttl[slots] = seconds
-        deadlines = values(_DEADLINE, object)
-        deadlines[np.equal(deadlines, None)] = math.inf
-        self._expires[slots] = deadlines
-        self._created[slots] = values(_CREATED, np.float64)
-        self._curve[slots] = np.fromiter(map(CURVE_CODES.__getitem__, map(_CURVE, items)), np.int8, count)
-        pinned = values(_PINNED, bool)
-        self._pinned[slots] = pinned
-        self._no_decay[slots] = pinned | no_ttl
-        self._tokens[slots] = values(_TOKENS, np.int64)
-        self._size[slots] = values(_SIZE, np.int64)
-        self._scope[slots] = np.fromiter(map(SCOPE_CODES.__getitem__, map(_SCOPE, items)), np.int8, count)
-        owners = values(_OWNER, object)
-        missing = np.equal(owners, None)
-        self._owner[slots] = (
-            NO_OWNER if missing.all() else np.fromiter(map(self.owner_code, owners), np.int64)
-        )
-        self._marked_stale[slots] = np.equal(values(_STATUS, object), "stale")
         self._seq[slots] = np.arange(self._next_seq, self._next_seq + count)
         self._line_tokens[slots] = static_line_tokens_many(items)
+        self._ids[slots] = np.fromiter([item.id for item in items], object, count)
+        self._items[slots] = np.fromiter(items, object, count)
+        self._hashes[slots] = np.fromiter(hashes, object, count)
 
     def remove_many(self, item_ids: list[str]) -> np.ndarray:
         """Free the slots of the live `item_ids`; returns them (their numeric values stay until reused)."""

@@ -114,7 +114,9 @@ def validate_item(item: MemoryItem, *, max_item_bytes: int) -> None:
 def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool) -> None:
     """`validate_item`'s checks of a built item whose content is a string; `choices` False skips the kind,
     scope and source choices (`new_item` has checked them already)."""
-    if not item.content.strip():
+    if (
+        not item.content or item.content.isspace()
+    ):  # nothing but whitespace: `not content.strip()`, less a copy
         raise InvalidInput("content: must be a non-empty string")
     if item.size_bytes > max_item_bytes:
         raise InvalidInput(f"content: {item.size_bytes} bytes exceeds max_item_bytes ({max_item_bytes})")
@@ -122,7 +124,8 @@ def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool) -> No
         check_choice("kind", item.kind, KINDS)
         check_choice("scope", item.scope, SCOPES)
         check_choice("source", item.source, SOURCES)
-    check_choice("curve", item.curve, CURVES)
+    if item.curve not in CURVES:
+        check_choice("curve", item.curve, CURVES)
     if item.owner_id is not None and (not isinstance(item.owner_id, str) or not item.owner_id):
         raise InvalidInput(f"owner_id: expected a non-empty string, got {item.owner_id!r}")
     if item.scope == "workspace" and item.owner_id is not None:

@@ -62,13 +62,39 @@ RULES: tuple[SecretRule, ...] = (
 _NEEDLES = tuple(sorted({needle for rule in RULES for needle in rule.needles}))
 
 
+# English letters, most frequent first (a byte that is not a letter counts as rarer than any).
+_LETTER_FREQUENCY = b"etaoinshrdlcumwfgypbvkjxqz"
+
+
+def _rarest(needle: bytes) -> int:
+    """Position of the needle's rarest byte in ordinary text (the first of equals)."""
+
+    def rarity(at: int) -> tuple[int, int]:
+        rank = _LETTER_FREQUENCY.find(needle[at : at + 1])
+        return (len(_LETTER_FREQUENCY) if rank < 0 else rank), -at
+
+    return max(range(len(needle)), key=rarity)
+
+
 def _literal_gate(needles: tuple[str, ...]) -> re.Pattern[bytes]:
-    """One search for every ASCII literal at once, grouped by first byte (`a(?:ccess|iza|...)|b(?:...)`: the
-    regex engine then tries one branch per position instead of every literal)."""
-    ascii_needles = sorted(needle.encode() for needle in needles if needle.isascii())
+    """One search for every ASCII literal at once. Each literal is looked for from its rarest byte, with a
+    lookbehind for the bytes before it, and the literals are grouped by that byte
+    (`k(?:(?<=tok)en|(?<=ak)ia)|...`): the regex engine stops only where one of those rarer bytes occurs, and
+    there tries only the literals that it can be part of."""
+    pieces = sorted(
+        (needle[cut:], needle[: cut + 1])
+        for needle in (needle.encode() for needle in needles if needle.isascii())
+        for cut in (_rarest(needle),)
+    )
     branches = [
-        re.escape(first) + b"(?:" + b"|".join(re.escape(needle[1:]) for needle in group) + b")"
-        for first, group in groupby(ascii_needles, key=lambda needle: needle[:1])
+        re.escape(first)
+        + b"(?:"
+        + b"|".join(
+            (b"(?<=" + re.escape(before) + b")" if len(before) > 1 else b"") + re.escape(rest[1:])
+            for rest, before in group
+        )
+        + b")"
+        for first, group in groupby(pieces, key=lambda piece: piece[0][:1])
     ]
     return re.compile(b"|".join(branches))
 

@@ -8,7 +8,6 @@ It over-counts slightly for English prose compared with tiktoken, which keeps bu
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from itertools import repeat
 
 _CJK = (
@@ -39,17 +38,28 @@ def count_tokens(text: str) -> int:
         if not dotted.isascii():
             return len(_TOKEN.findall(text))
         text = dotted
-    # A word run of n classes "a" becomes n//4 "b" then n%4 "a"; the leftover "a"s (at most three) then
-    # fold into one: one letter per token, and every non-space letter left is one token.
-    marks = text.encode("ascii").translate(_ASCII_CLASSES)
-    marks = marks.replace(b"aaaa", b"b").replace(b"aaa", b"a").replace(b"aa", b"a")
-    return len(marks) - marks.count(b" ")
+    # A word run of n classes "a" becomes n//4 "b" then n%4 "a": every "b" and "." is a token, and so is each
+    # leftover run of one to three "a"s, whose extra letters ("aa" once in a run of two or three, "aaa" once
+    # in a run of three) are taken off with the spaces.
+    marks = text.encode("ascii").translate(_ASCII_CLASSES).replace(b"aaaa", b"b")
+    return len(marks) - marks.count(b" ") - marks.count(b"aa") - marks.count(b"aaa")
 
 
-@lru_cache(maxsize=256)
-def _tokens_of_shape(shape: bytes) -> int:
-    # The classes text is counted like the text: "a" is a word character, " " a space, "." anything else.
-    return count_tokens(shape.decode("ascii"))
+class _TokensByShape(dict[bytes, int]):
+    """Token counts by shape (a text's ASCII character classes), counted on first sight: a lookup in C.
+    Emptied when it holds SHAPES_KEPT shapes, so that ids of ever new shapes cannot grow it without bound."""
+
+    def __missing__(self, shape: bytes) -> int:
+        if len(self) >= SHAPES_KEPT:
+            self.clear()
+        # The classes text is counted like the text: "a" is a word character, " " a space, "." anything else.
+        tokens = self[shape] = count_tokens(shape.decode("ascii"))
+        return tokens
+
+
+SHAPES_KEPT = 256
+_TOKENS_BY_SHAPE = _TokensByShape()
+_tokens_of_shape = _TOKENS_BY_SHAPE.__getitem__
 
 
 def count_id_tokens(text: str) -> int:

@@ -262,3 +262,13 @@ def test_a_view_answers_a_wrong_name_with_attribute_error_and_stays_frozen():
         view.ttl = 5.0  # type: ignore[misc]
     assert (view.ttl, view.content) == (86_400.0, "Deploys freeze on Friday.")
     assert view.expires_at == forget_at(engine._index.items[view.id], engine.config)
+
+
+def test_the_id_shape_cache_stays_bounded_and_counts_every_shape_right():
+    """Ids of ever new shapes empty the shape cache rather than grow it; each count is still the plain one."""
+    from amnesia.tokens import _TOKENS_BY_SHAPE, SHAPES_KEPT, count_id_tokens, count_tokens
+
+    for length in range(1, 3 * SHAPES_KEPT):
+        text = "a-" * (length // 2) + "b" * (length % 7)
+        assert count_id_tokens(text) == count_tokens(text)
+        assert len(_TOKENS_BY_SHAPE) <= SHAPES_KEPT
