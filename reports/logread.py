@@ -186,7 +186,9 @@ class _Values:
     """One frame column's values, gathered pair by pair in the least memory that gives the column pandas
     makes of the whole list: while every value is an int (or every one a float, or a bool), possibly with
     Nones, they are kept unboxed in an `array.array` (8 bytes a value, against a pointer plus a 24-32 byte
-    object in a list); any other mix falls back to the list of the values themselves. Values are checked
+    object in a list), the Nones marked in a byte mask (a list of their positions cost 36 bytes a None: a
+    memory record leaves most of ttl, pinned, expires_at None); any other mix falls back to the list of the
+    values themselves. Values are checked
     a batch at a time (a pair brings a few). `values()` is what `pd.DataFrame` would make of the list: int64
     (ints), float64 (floats, or numbers with Nones: NaN), bool, objects (bools with Nones, all Nones), or
     the list itself."""
@@ -197,7 +199,7 @@ class _Values:
         self.batch = batch
         self.code: str | None = None  # the array's typecode; None while only Nones came
         self.typed: array[Any] | None = None
-        self.nones: list[int] = []  # positions of the Nones (0 in the array)
+        self.nones: bytearray | None = None  # 1 where a value is None (0 in the array); None: no None yet
         self.count = 0  # values in the array (or Nones, while only Nones came)
         self.buffer: list[Any] = []  # values not checked yet
         self.items: list[Any] | None = None  # the values themselves, once they cannot be kept unboxed
@@ -233,7 +235,11 @@ class _Values:
                 self.code, self.typed = code, array(code, bytes(self.count * found.itemsize))
             self.typed.extend(found)
         if None in values:
-            self.nones.extend(self.count + i for i, v in enumerate(values) if v is None)
+            if self.nones is None:
+                self.nones = bytearray(self.count)
+            self.nones.extend([v is None for v in values])
+        elif self.nones is not None:
+            self.nones.extend(bytes(len(values)))
         self.count += len(values)
         return True
 
@@ -242,12 +248,20 @@ class _Values:
         items = self.typed.tolist() if self.typed is not None else [None] * self.count
         if self.code == "b":
             items = [bool(v) for v in items]
-        for position in self.nones:
-            items[position] = None
-        self.items, self.typed, self.nones = items, None, []
+        for position, none in enumerate(self.nones or b""):
+            if none:
+                items[position] = None
+        self.items, self.typed, self.nones = items, None, None
+
+    def column(self) -> pd.Series:
+        """The frame column: the dtype and values pandas makes of the list of the values (see `values`),
+        sharing the unboxed array's memory."""
+        import pandas as pd
+
+        return pd.Series(self.values(), copy=False)
 
     def values(self) -> Any:
-        """The column for `pd.DataFrame`: an array, or the list of values where pandas is to infer."""
+        """The column's values: an array, or the list of values where pandas is to infer."""
         if self.items is None and self.buffer:
             self._flush()
         if self.items is not None:
@@ -257,15 +271,16 @@ class _Values:
         import numpy as np
 
         data = np.frombuffer(self.typed, dtype=_DTYPES[self.code])
+        nones = np.frombuffer(self.nones, dtype=bool) if self.nones is not None else None
         if self.code == "b":
             data = data.astype(bool)
-            if self.nones:  # pandas keeps bools with Nones as objects
+            if nones is not None:  # pandas keeps bools with Nones as objects
                 data = data.astype(object)
-                data[self.nones] = None
+                data[nones] = None
             return data
-        if self.nones:  # numbers with Nones: float64, NaN for None
+        if nones is not None:  # numbers with Nones: float64, NaN for None
             data = data.astype(np.float64)
-            data[self.nones] = np.nan
+            data[nones] = np.nan
         return data
 
 
@@ -301,13 +316,16 @@ class _Columns:
                 column.extend(summary[name])
 
     def frame(self) -> pd.DataFrame:
-        """The family's frame; the gathered values are let go (the frame holds its own copy)."""
+        """The family's frame, made column by column, each column's gathered values let go as soon as it is
+        made: the frame takes the unboxed arrays as they are (no copy, no consolidation into 2-D blocks), so
+        the load's peak is the gathered values plus one column, not twice the frame."""
         import pandas as pd
 
         columns, self.columns = self.columns, {}
         if not len(columns["run"]):  # no rows in the whole load
             return pd.DataFrame(columns=COLUMNS[self.family])
-        return pd.DataFrame({name: values.values() for name, values in columns.items()})
+        made = {name: columns.pop(name).column() for name in list(columns)}
+        return pd.DataFrame(made, copy=False)
 
 
 def _shared_tuple(shared: dict[Any, Any], values: list[Any]) -> tuple[Any, ...]:
