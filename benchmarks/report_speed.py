@@ -11,9 +11,8 @@ report / replay against the floor (1/3) and exits 1 when it is missed. Both timi
 the same machine, so the ratio, not the seconds, is the result.
 
 `--memory-tasks N...` also reports, for each N, a run of N tasks x 3 arms made by copying the replayed run's
-logs under new task ids (task id ~rK), and records two peaks: the largest process (the report or one of its
-figure workers: `ru_maxrss`) and the sum over the process tree (proportional set sizes sampled every 50 ms:
-a page the forked workers share with the report counts once). Copies share their
+logs under new task ids (task id ~rK), and records two peaks (`sampled_peaks`): the largest process (the
+report or one of its figure workers) and the sum over the process tree. Copies share their
 texts, so a run of N distinct tasks holds more distinct strings: on a real generated 10^4-task run the largest
 process peaked 15% higher than on copies (docs/scale.md). With the largest N below 10^5, the 10^5 peak is
 projected linearly from the two largest sizes and said to be a projection; the check (<= 2 GB at 10^5) uses
@@ -23,13 +22,14 @@ it, and exits 1 when it is missed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from runners.armconfig import resolve_arm_specs
@@ -39,7 +39,7 @@ from tasks.generate import generate, write_generated
 ARMS = ["no-memory", "full-memory", "amnesia"]
 GROUPS = ("helpful", "harmful", "mixed")
 FLOOR = 1 / 3  # report seconds / replay seconds, at most
-MEMORY_CEILING_MB = 2048  # a report of 10^5 tasks x 3 arms, at most
+MEMORY_CEILING_MB = 2000  # a report of 10^5 tasks x 3 arms, at most ("under 2 GB")
 AT = 100_000
 _CLI = "import sys; from amnesia_bench.cli import main; sys.argv[0] = 'amnesia-bench'; main()"
 
@@ -67,36 +67,68 @@ def _copies(run_dir: Path, out: Path, tasks: int, have: int) -> Path:
     return out
 
 
-def _tree_pss_mb(pid: int) -> float:
-    """Proportional set size of `pid` and its descendants, in MB (Linux /proc; 0 where unavailable): pages a
-    forked worker shares with the report count once in the sum, split between them."""
-    total, stack = 0, [pid]
+def _tree(pid: int) -> list[int]:
+    """`pid` and its descendants (Linux /proc; those gone meanwhile are left out)."""
+    found, stack = [], [pid]
     while stack:
         current = stack.pop()
-        try:
-            rollup = Path(f"/proc/{current}/smaps_rollup").read_text()
-            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
-        except OSError:
-            continue
-        total += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
-        stack.extend(int(child) for child in children)
-    return total / 1024
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                stack.extend(int(child) for child in (task / "children").read_text().split())
+    return found
 
 
-def _report(run_dir: Path, out: Path) -> tuple[float, float, float]:
-    """(seconds, largest process peak MB, process tree peak MB) of `amnesia-bench report run_dir` in a child.
-    The largest process is `ru_maxrss` over every child so far: call it on growing runs."""
+def _proc_kb(pid: int, source: str, field: str) -> int:
+    """The `field` line's kB of /proc/PID/`source` (smaps_rollup "Pss:", status "VmHWM:"); 0 when gone."""
+    try:
+        lines = Path(f"/proc/{pid}/{source}").read_text().splitlines()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in lines if line.startswith(field)), 0)
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """What `sampled_peaks` measured of one command."""
+
+    seconds: float
+    tree_mb: float  # the largest sum of the tree's proportional set sizes over the samples
+    largest_mb: float  # the largest peak resident set (VmHWM) of any one process of the tree
+
+
+def sampled_peaks(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Peaks:
+    """Run `command` (stdout discarded; SystemExit with its stderr when it fails) and measure its memory.
+
+    The target is the **process tree**: a report forks figure workers, and the machine must hold them all at
+    once. Every 100 ms the proportional set sizes (PSS) of the command's process and its descendants are
+    summed, and the largest sum is kept. PSS rather than RSS, because a forked worker shares the pages of
+    everything imported before the fork with the report: summing RSS counts those pages once per process
+    (about 100 MB too much per worker), summing PSS counts each page once, split between its sharers. A
+    spike shorter than 100 ms can be missed (reading a big process's PSS costs the kernel a walk of its
+    page tables: sampling more often slows the report measured), so the largest process's exact peak
+    (VmHWM, which the kernel keeps) is given beside it."""
     started = time.perf_counter()
-    command = [sys.executable, "-c", _CLI, "report", str(run_dir), "--out", str(out), "--no-progress"]
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    tree = 0.0
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    tree_kb, largest_kb = 0, 0
     while child.poll() is None:
-        tree = max(tree, _tree_pss_mb(child.pid))
-        time.sleep(0.05)
+        pids = _tree(child.pid)
+        tree_kb = max(tree_kb, sum(_proc_kb(pid, "smaps_rollup", "Pss:") for pid in pids))
+        largest_kb = max([largest_kb, *(_proc_kb(pid, "status", "VmHWM:") for pid in pids)])
+        time.sleep(0.1)
     seconds = time.perf_counter() - started
     if child.returncode != 0:
-        raise SystemExit(f"report failed: {child.stderr.read().decode(errors='replace')[-2000:]}")
-    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, tree
+        assert child.stderr is not None
+        error = child.stderr.read().decode(errors="replace")[-2000:]
+        raise SystemExit(f"{Path(command[0]).name} failed ({child.returncode}): {error}")
+    return Peaks(seconds, tree_kb / 1024, largest_kb / 1024)
+
+
+def _report(run_dir: Path, out: Path) -> Peaks:
+    """Time and memory (`sampled_peaks`) of `amnesia-bench report run_dir` in a child."""
+    return sampled_peaks(
+        [sys.executable, "-c", _CLI, "report", str(run_dir), "--out", str(out), "--no-progress"]
+    )
 
 
 def main() -> int:
@@ -112,20 +144,20 @@ def main() -> int:
         tasks = _task_set(root / "tasks", args.tasks)
         options = RunOptions(tasks=tasks, arms=resolve_arm_specs(ARMS), out=root / "run", progress=False)
         replay = run(options).seconds
-        report, _, _ = _report(root / "run", root / "report")
+        report = _report(root / "run", root / "report").seconds
         ratio = report / replay
         verdict = "met" if ratio <= FLOOR else "MISSED"
         print(f"{args.tasks} tasks x {len(ARMS)} arms: replay {replay:.1f} s, report {report:.1f} s")
         print(f"report / replay = {ratio:.2f} (floor <= {FLOOR:.2f}): {verdict}")
         ok = ratio <= FLOOR
         peaks: list[tuple[int, float]] = []
-        for size in sorted(set(args.memory_tasks)):  # smallest first: ru_maxrss only grows
+        for size in sorted(set(args.memory_tasks)):
             copied = _copies(root / "run", root / f"run-{size}", size, args.tasks)
-            seconds, largest, tree = _report(copied, root / f"report-{size}")
+            peak = _report(copied, root / f"report-{size}")
             shutil.rmtree(copied)
-            peaks.append((size, tree))
-            print(f"report of {size:,} tasks x 3 arms (copied logs): {seconds:.0f} s, largest process "
-                  f"{largest:,.0f} MB, process tree {tree:,.0f} MB")  # fmt: skip
+            peaks.append((size, peak.tree_mb))
+            print(f"report of {size:,} tasks x 3 arms (copied logs): {peak.seconds:.0f} s, largest process "
+                  f"{peak.largest_mb:,.0f} MB, process tree {peak.tree_mb:,.0f} MB")  # fmt: skip
     if peaks:
         measured = dict(peaks)
         if AT in measured:

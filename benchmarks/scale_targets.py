@@ -2,6 +2,7 @@
 
     python benchmarks/scale_targets.py            # everything but the 10^5-task run (a few minutes)
     python benchmarks/scale_targets.py --full     # also 10^5 generated tasks x 3 arms, run+report, 2 workers
+    python benchmarks/scale_targets.py --memory   # also the report's memory at 10^4, 3 x 10^4 tasks (15 min)
 
 Targets (the issue's numbers are floors):
 - replay: pairs/s of `run --no-report` on the 900-task generated set (`generate --group all --n 300 --seed 1`,
@@ -13,7 +14,15 @@ Targets (the issue's numbers are floors):
   with 10% due within 3x of TTLCache's expire (benchmarks/engine_ops.py's setup).
 - concurrency: against the stub OpenAI server (runners/models/stub_server.py) answering every call after
   200 ms, model calls/s with `--max-connections 64` at least 20x those with 1 (logs equal: tests/runners).
-- 10^5 tasks (--full only): generated tasks x 3 arms, run and report with 2 workers, under 600 s.
+- 10^5 tasks (--full only): generated tasks x 3 arms, run (`--no-report`, 2 workers) then `report`, under
+  600 s together; and the report's memory under 2,000 MB (issue 15, item 1): the peak of the report's whole
+  process tree (the report and its forked figure workers), the sum of their proportional set sizes sampled
+  every 100 ms (`benchmarks.report_speed.sampled_peaks` says why PSS and not RSS), printed with the largest
+  single process's exact peak (VmHWM) beside it.
+- report memory by size (--memory): the same measurement on generated runs of 10^4 and 3 x 10^4 tasks (and
+  10^5 with --full), printed as a table with the slope in MB per 10^4 tasks, so that linear growth and its
+  constant show without the 10^5-task run (the 10^5 figure projected from the slope is said to be one, and
+  is not a target).
 
 Exit status 1 when a measured target misses its floor (a target not measured is said so and does not count).
 Timings are wall-clock on whatever else the machine runs: each ratio compares two measurements taken
@@ -25,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -39,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from anywhere: the engine_ops helpers and the harness come from here
 
 from benchmarks.engine_ops import bench_engine, bench_ttlcache  # noqa: E402
+from benchmarks.report_speed import MEMORY_CEILING_MB, Peaks, sampled_peaks  # noqa: E402
 
 REFERENCE_COMMIT = "b7a3b44"  # main before issue 15's work: "today's" replay speed
 ARMS = "no-memory,full-memory,amnesia"
@@ -63,9 +74,14 @@ class Target:
         return f"| {self.name} | {self.ratio:.3g} | >= {self.floor:.3g} | {verdict}: {self.detail} |"
 
 
+def _command(*args: str) -> list[str]:
+    """The command line of `amnesia-bench ARGS` (the package found on PYTHONPATH)."""
+    return [sys.executable, "-c", "from amnesia_bench.cli import main; main()", *args]
+
+
 def _amnesia_bench(code_root: Path, *args: str, env: dict[str, str] | None = None) -> str:
     """`amnesia-bench ARGS` from the package at `code_root`; its stdout."""
-    command = [sys.executable, "-c", "from amnesia_bench.cli import main; main()", *args]
+    command = _command(*args)
     environment = {**os.environ, **(env or {}), "PYTHONPATH": str(code_root)}
     # `python -c` puts the working directory first on sys.path: run from `code_root`, or the reference side
     # would import whatever code the caller's directory holds (all paths passed here are absolute).
@@ -201,27 +217,91 @@ def concurrency(work: Path, repeats: int) -> Target:
     )
 
 
-def hundred_thousand(work: Path) -> Target:
-    tasks = work / "gen100k"
-    _amnesia_bench(ROOT, "generate", "--group", "all", "--n", "33334", "--seed", "1", "--out", str(tasks))
+@dataclass(frozen=True)
+class Generated:
+    """A generated run (3 arms, 2 workers) and its report, measured."""
+
+    tasks: int
+    run_seconds: float  # `run --no-report`
+    report: Peaks  # `report`: seconds, process tree and largest process peaks
+
+
+def generated_run(work: Path, per_group: int) -> Generated:
+    """Generate `per_group` tasks of each group (seed 1), run them with 3 arms and 2 workers (`--no-report`),
+    then report the run (memory sampled); the run folder is removed afterwards (10^5 tasks take ~6 GB)."""
+    tasks, run, out = work / f"gen-{per_group}", work / f"run-{per_group}", work / f"report-{per_group}"
+    written = _amnesia_bench(
+        ROOT, "generate", "--group", "all", "--n", str(per_group), "--seed", "1", "--out", str(tasks)
+    )
     started = time.perf_counter()
     _amnesia_bench(
         ROOT,
-        *("run", "--tasks", str(tasks), "--arms", ARMS, "--workers", "2", "--no-progress"),
-        *("--out", str(work / "run100k")),
+        *("run", "--tasks", str(tasks), "--arms", ARMS, "--workers", "2", "--no-progress", "--no-report"),
+        *("--out", str(run)),
     )
-    seconds = time.perf_counter() - started
-    return Target(
-        "10^5 tasks x 3 arms, run + report, 2 workers: 600 s / time taken",
-        600.0 / seconds,
-        1.0,
-        f"{seconds:.0f} s",
+    run_seconds = time.perf_counter() - started
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    report = sampled_peaks(
+        _command("report", str(run), "--out", str(out), "--no-progress"), env=environment, cwd=ROOT
     )
+    shutil.rmtree(run)
+    shutil.rmtree(tasks)
+    return Generated(int(written.split(" tasks written")[0].split()[-1]), run_seconds, report)
+
+
+def hundred_thousand(measured: Generated) -> list[Target]:
+    """The 10^5-task targets of `generated_run(work, 33334)`: time and report memory."""
+    seconds = measured.run_seconds + measured.report.seconds
+    peaks = measured.report
+    return [
+        Target(
+            "10^5 tasks x 3 arms, run + report, 2 workers: 600 s / time taken",
+            600.0 / seconds,
+            1.0,
+            f"{seconds:.0f} s (run {measured.run_seconds:.0f} s, report {peaks.seconds:.0f} s)",
+        ),
+        Target(
+            f"report memory, 10^5 tasks x 3 arms: {MEMORY_CEILING_MB:,} MB / process tree peak",
+            MEMORY_CEILING_MB / peaks.tree_mb,
+            1.0,
+            f"process tree {peaks.tree_mb:,.0f} MB (report + figure workers, PSS); "
+            f"largest process {peaks.largest_mb:,.0f} MB",
+        ),
+    ]
+
+
+def memory_table(measured: list[Generated]) -> list[str]:
+    """Markdown lines: the report's memory at each size, with the slope from the size before it; the 10^5
+    figure projected from the last slope when no 10^5-task run was measured."""
+    lines = [
+        "| tasks x 3 arms | report: process tree peak (PSS) | slope from the size before | "
+        "largest process (VmHWM) | report time |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    slope = None
+    ordered = sorted(measured, key=lambda m: m.tasks)
+    for before, item in zip([None, *ordered], ordered, strict=False):
+        peaks = item.report
+        if before is not None:
+            slope = (peaks.tree_mb - before.report.tree_mb) / (item.tasks - before.tasks)
+        per = f"{slope * 10_000:,.0f} MB per 10^4 tasks" if slope is not None else "-"
+        lines.append(
+            f"| {item.tasks:,} | {peaks.tree_mb:,.0f} MB | {per} | {peaks.largest_mb:,.0f} MB "
+            f"| {peaks.seconds:.0f} s |"
+        )
+    last = ordered[-1]
+    if slope is not None and last.tasks < 100_000:
+        at = last.report.tree_mb + slope * (100_000 - last.tasks)
+        lines.append(f"\nat the last slope 10^5 tasks take {at:,.0f} MB (projected: --full measures it)")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="also the 10^5-task run and report")
+    parser.add_argument(
+        "--memory", action="store_true", help="also the report's memory at 10^4 and 3 x 10^4 tasks"
+    )
     parser.add_argument("--repeats", type=int, default=2, help="measurements per side of each ratio")
     parser.add_argument("--json", action="store_true", help="print the targets as JSON too")
     args = parser.parse_args(argv)
@@ -231,13 +311,22 @@ def main(argv: list[str] | None = None) -> int:
         lambda work: [concurrency(work, args.repeats)],
     ]
     targets: list[Target] = []
+    sizes: list[Generated] = []
     with tempfile.TemporaryDirectory(prefix="amnesia-scale-") as folder:
         for step in steps:
             targets += step(Path(folder))
+        if args.memory:
+            sizes += [generated_run(Path(folder), per_group) for per_group in (3334, 10000)]
         if args.full:
-            targets.append(hundred_thousand(Path(folder)))
+            sizes.append(generated_run(Path(folder), 33334))
+            targets += hundred_thousand(sizes[-1])
         else:
-            targets.append(Target("10^5 tasks x 3 arms, run + report, 2 workers", None, 1.0, "pass --full"))
+            targets += [
+                Target("10^5 tasks x 3 arms, run + report, 2 workers", None, 1.0, "pass --full"),
+                Target("report memory, 10^5 tasks x 3 arms", None, 1.0, "pass --full"),
+            ]
+    if sizes:
+        print("\n".join(memory_table(sizes)), end="\n\n")
     print("| target | ratio | floor | result |")
     print("|---|---:|---:|---|")
     for target in targets:

@@ -100,10 +100,13 @@ def inject_only_items(data: RunData, checker: StaleChecker) -> pd.DataFrame:
     key = ["run", "arm", "task_id", "item_id"]
     if memory.empty or not (memory["event"] == "touch").any():
         return pd.DataFrame(columns=[*key, "stale"])
-    touches = memory[memory["event"] == "touch"]
+    # the columns needed picked before the rows: touches are most memory records, a copy of all their
+    # columns would be most of the memory frame
+    touches = memory.loc[memory["event"] == "touch", [*key, "reason", "sim_time"]]
     shown_only = touches.assign(shown=touches["reason"] == "inject").groupby(key)["shown"].transform("all")
     kept = touches[shown_only.to_numpy(dtype=bool)]
-    contents = memory[memory["event"] == "write"].set_index(key)["content"].to_dict()
+    writes = memory.loc[memory["event"] == "write", [*key, "content"]]
+    contents = writes.set_index(key)["content"].to_dict()
     stale: dict[tuple, bool] = {}  # item -> out of date at one of its touches (checked until one is)
     columns = [kept[c].to_numpy(dtype=object) for c in key]
     for *item, t in zip(*columns, kept["sim_time"].to_numpy(), strict=True):
@@ -294,8 +297,11 @@ def coarsen(
     counts = [c for c in cells.columns if c not in (*fine.keys, "_fine")]
     if counts and len(cells):
         coarse_frame = coarse_frame.join(cells.groupby(by, sort=False)[counts].sum(), on=by)
-    frame = with_all_group(fine.frame) if all_group and "group" in by else fine.frame
     others = [k for k in by if k != "arm"]
+    frame = fine.frame
+    if "arm" in by:  # the columns read, before the "all" group copies them
+        frame = frame[list(dict.fromkeys([*others, CLUSTER, "arm", *fine.columns]))]
+    frame = with_all_group(frame) if all_group and "group" in by else frame
     wide = (
         frame.groupby([*others, CLUSTER, "arm"], sort=False)[fine.columns].sum().unstack("arm")
         if len(frame) and "arm" in by
@@ -366,11 +372,11 @@ def _mcnemar_table(probes: pd.DataFrame, others: list[str], pairs: list[tuple[st
     """(arm, reference, metric, cell) -> McNemar on the probes both arms answered, for each probe metric."""
     if probes.empty:
         return {}
-    flags = probe_flags(probes)
-    if "group" in others:
-        flags = with_all_group(flags)
     events = sorted({c for pair in PROBE_EVENTS.values() for c in pair})
     key = [*others, "run", CLUSTER, "session_index", "turn_index"]
+    flags = probe_flags(probes)[[*key, "arm", *events]]  # the columns read: the "all" group copies them
+    if "group" in others:
+        flags = with_all_group(flags)
     wide = flags.set_index([*key, "arm"])[events].unstack("arm")
     present = set(wide.columns.get_level_values(1))
     columns: dict[tuple[str, str], np.ndarray] = {}
