@@ -36,6 +36,28 @@ if TYPE_CHECKING:  # not imported here: the pool is made before the report's slo
     from reports.logread import RunData
 
 WORKERS = 2  # the six figures split into two nearly equal halves of drawing time
+# The first worker reads the logs of runs up to this many (arm, task) pairs; the report reads bigger ones
+# itself. Reading in the worker gains the report's import time (about a second), and costs the transfer
+# (about 0.04 ms a pair) and, while it lasts, the logs held twice: at 10^5 tasks x 3 arms, 13 s and 1.5 GB
+# more at the peak, over issue 15's 2 GB.
+WORKER_READS_UP_TO = 20_000
+
+
+def _announced_pairs(run_dirs: Sequence[Path | str]) -> int:
+    """The (arm, task) pairs the runs' manifests announce (tasks x arms; a folder of run folders counts its
+    run folders); 0 when a manifest cannot be read (whoever reads the logs reports it)."""
+    import json
+
+    total = 0
+    for run_dir in map(Path, run_dirs):
+        single = run_dir / "manifest.json"
+        for path in [single] if single.exists() else sorted(run_dir.glob("*/manifest.json")):
+            try:
+                manifest = json.loads(path.read_text(encoding="utf-8"))
+                total += int(manifest["tasks"]["count"]) * len(manifest["arms"])
+            except (OSError, ValueError, TypeError, KeyError):
+                return 0
+    return total
 
 
 def _context_tokens(folder: Path, colors: dict, calls: pd.DataFrame, tasks_per_arm: pd.Series) -> None:
@@ -253,7 +275,8 @@ class FigurePool:
     `submit` figures, then `wait`; leaving the block stops the workers in any case."""
 
     def __init__(self, workers: int = WORKERS, read: Sequence[Path | str] | None = None) -> None:
-        """`read`: run folders whose logs the first worker reads first, for `logs`."""
+        """`read`: run folders whose logs the first worker reads first, for `logs` (when they hold at most
+        WORKER_READS_UP_TO pairs; `logs` reads bigger runs itself)."""
         self._connections: list[Connection] = []
         self._pending: list[list[str]] = []
         self._process: Any = None
@@ -266,7 +289,7 @@ class FigurePool:
         self._connections = [ours for ours, _ in pipes]
         theirs = [end for _, end in pipes]
         reading = None
-        if read is not None:
+        if read is not None and _announced_pairs(read) <= WORKER_READS_UP_TO:
             self._reading = [Path(run_dir) for run_dir in read]
             self._logs, pipe = os.pipe()
             reading = (self._reading, pipe, self._logs)

@@ -234,9 +234,14 @@ def bootstrap_tables(
         blocks.append(sparse.csr_matrix((values, (rows, cols)), shape=shape))
         layout.append((offset, cell_frame, codes))
         offset += shape[1]
+        del rows, cols, values  # not held while the next block is made
     matrix = sparse.hstack(blocks, format="csr") if blocks else sparse.csr_matrix((len(task_ids), 0))
-    sums = bootstrap_sums(cluster_keys(task_ids), matrix, resamples, seed)
+    blocks.clear()
     totals = np.asarray(matrix.sum(axis=0)).ravel()
+    # the column-major copy `bootstrap_sums` works on, made here so that the row-major one is let go first
+    matrix = matrix.tocsc()
+    sums = bootstrap_sums(cluster_keys(task_ids), matrix, resamples, seed)
+    del matrix
     found = {}
     for (name, (frame, keys, columns)), (start, cell_frame, _) in zip(tables.items(), layout, strict=True):
         width, count = len(columns), len(cell_frame)

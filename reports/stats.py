@@ -76,7 +76,9 @@ def bootstrap_sums(
     out = np.zeros((resamples, columns))
     if clusters == 0 or columns == 0:
         return out
-    transposed = sparse.csr_matrix(values).T.tocsr() if sparse.issparse(values) else None
+    transposed = None  # columns x clusters, row-major: a column-major matrix's transpose, without a copy
+    if sparse.issparse(values):
+        transposed = values.T if values.format == "csc" else sparse.csr_matrix(values).T.tocsr()
     step = max(1, _BLOCK_ELEMENTS // clusters)
     for start in range(0, resamples, step):
         stop = min(resamples, start + step)

@@ -69,6 +69,35 @@ def test_logs_read_by_the_first_worker_are_the_logs_read_here(write_run, tmp_pat
         assert (tmp_path / f"figures{len(asked)}" / "tradeoff.png").exists()
 
 
+@pytest.mark.parametrize(("allowance", "read_here"), [(0, False), (-1, True)])
+def test_the_first_worker_reads_runs_up_to_a_size_and_the_report_reads_bigger_ones(
+    write_run, tmp_path, monkeypatch, allowance, read_here
+):
+    """Above WORKER_READS_UP_TO pairs (as the manifests announce them) the logs are read by the report's
+    own process, not twice in memory across a pipe; the RunData is the same either way."""
+    import os
+
+    import pandas as pd
+
+    from reports import logread
+
+    runs = [write_run(tmp_path / "run"), write_run(tmp_path / "seed1", seed=1)]
+    expected = logread.load_runs(runs)
+    pairs = figurepool._announced_pairs(runs)
+    assert pairs == len(expected.tasks)
+    monkeypatch.setattr(figurepool, "WORKER_READS_UP_TO", pairs + allowance)
+    readers: list[int] = []  # the processes that read, as this process sees them (a worker's list is its own)
+    read_runs = logread.read_runs
+    monkeypatch.setattr(
+        logread, "read_runs", lambda run_dirs: readers.append(os.getpid()) or read_runs(run_dirs)
+    )
+    with figurepool.FigurePool(read=runs) as pool:
+        data = pool.logs(runs)
+    assert readers == ([os.getpid()] if read_here else [])
+    for name in ("tasks", "calls", "injections", "probes", "memory"):
+        pd.testing.assert_frame_equal(getattr(data, name), getattr(expected, name))
+
+
 def test_a_log_the_first_worker_cannot_read_fails_as_if_read_here(write_run, tmp_path):
     run = write_run(tmp_path / "run")
     log = next((run / "logs").rglob("*.jsonl"))
