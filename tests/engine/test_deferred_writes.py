@@ -3,7 +3,6 @@ first read, and the columns of new items, filled in one numpy assignment per col
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import itertools
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
 from amnesia.columns import _NUMERIC, _OBJECTS, FILL_EVERY, ONE_BY_ONE, ItemColumns
 from amnesia.decay import forget_at
-from amnesia.errors import CapacityExceeded, NotFound
+from amnesia.errors import CapacityExceeded
 from amnesia.item import MemoryItem
 from amnesia.selection import static_line_tokens, static_line_tokens_many
 from amnesia.views import MemoryView
@@ -154,7 +153,7 @@ def _read(view: MemoryView, how: str) -> object:
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(step, min_size=1, max_size=25), st.booleans())
-def test_a_write_s_view_read_late_shows_the_memory_as_it_was_written(steps, small_store):
+def test_a_write_s_view_read_late_shows_the_memory_as_it_was_written(apply_step, steps, small_store):
     """The view filled in on first read — right away, or after touches, promotes, sweeps and clock moves
     have changed the item — equals the view built from the item at the moment of the write, in every way
     it can be read."""
@@ -213,17 +212,8 @@ def test_a_write_s_view_read_late_shows_the_memory_as_it_was_written(steps, smal
             if spec["read"] != "later":
                 _read(view, spec["read"])
             written.append((view, expected, spec["read"]))
-        elif spec["action"] == "touch" and target:
-            engine.touch(target)
-        elif spec["action"] == "promote" and target:
-            with contextlib.suppress(NotFound):  # it was due: promote forgot it instead
-                engine.promote(target)
-        elif spec["action"] == "advance":
-            clock.advance(spec["advance"])
-        elif spec["action"] == "sweep":
-            engine.sweep()
-        elif spec["action"] == "select":
-            engine.select_for_injection()
+        else:
+            apply_step(engine, clock, spec, target)
     for view, expected, how in written:
         if how == "later":
             assert _read(view, "pickle") == expected

@@ -6,7 +6,6 @@ checked in test_fastpaths.py.)"""
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import itertools
 import math
@@ -19,7 +18,6 @@ from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
 from amnesia.audit import FORGET_REASONS, keyed_hasher
 from amnesia.columns import SCOPE_CODES, ItemColumns
 from amnesia.decay import CURVE_CODES
-from amnesia.errors import NotFound
 from amnesia.item import MemoryItem
 from amnesia.selection import Candidate, render_line, static_line_tokens
 from amnesia.tokens import _CJK, _TOKEN, count_tokens
@@ -128,7 +126,7 @@ step = st.fixed_dictionaries(
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(step, min_size=1, max_size=25), st.booleans())
-def test_columns_and_audit_hashes_after_any_history_equal_a_fresh_build(steps, restorable):
+def test_columns_and_audit_hashes_after_any_history_equal_a_fresh_build(apply_step, steps, restorable):
     """Slots are reused, columns written through memoryviews, hashes kept from the write: after any history
     the columns of every live item equal those of an index built afresh from the store, and every forget
     entry's hash is the HMAC of the forgotten content."""
@@ -153,17 +151,8 @@ def test_columns_and_audit_hashes_after_any_history_equal_a_fresh_build(steps, r
                 expires_at=deadline,
             )
             written[view.id] = view.content
-        elif spec["action"] == "forget" and target:
-            engine.forget(target)
-        elif spec["action"] == "touch" and target:
-            engine.touch(target)
-        elif spec["action"] == "promote" and target:
-            with contextlib.suppress(NotFound):  # it was due: promote forgets it instead
-                engine.promote(target)
-        elif spec["action"] == "advance":
-            clock.advance(spec["advance"])
-        elif spec["action"] == "sweep":
-            engine.sweep()
+        else:
+            apply_step(engine, clock, spec, target)
     fresh = Amnesia(store=store, config=config, clock=clock)
     assert set(fresh._index.items) == set(engine._index.items)
     for item_id, item in engine._index.items.items():
