@@ -11,10 +11,22 @@ import pytest
 from amnesia.errors import NotFound
 
 
-def _apply_step(engine: Any, clock: Any, spec: dict[str, Any], target: str | None) -> None:
-    """Applies one drawn step that is not a write: forget, touch or promote `target` (when any item lives),
+def _apply_step(engine: Any, clock: Any, spec: dict[str, Any], target: str | None, number: int) -> Any:
+    """Applies one drawn history step and returns the write's view (None for other steps): write note `number`
+    (key, ttl, pin, scope, deadline from `spec`), forget, touch or promote `target` (when any item lives),
     advance the clock, sweep or select."""
     action = spec["action"]
+    if action == "write":
+        deadline = None if spec["pin"] or spec["deadline"] is None else clock.now() + spec["deadline"]
+        return engine.remember(
+            f"note {number} about {spec['key']}",
+            ttl=spec["ttl"],
+            key=spec["key"],
+            pin=spec["pin"],
+            scope=spec["scope"],
+            owner_id="agent" if spec["scope"] == "session" else None,
+            expires_at=deadline,
+        )
     if action == "forget" and target:
         engine.forget(target)
     elif action == "touch" and target:
@@ -28,10 +40,11 @@ def _apply_step(engine: Any, clock: Any, spec: dict[str, Any], target: str | Non
         engine.sweep()
     elif action == "select":
         engine.select_for_injection()
+    return None
 
 
 @pytest.fixture(scope="session")
-def apply_step() -> Callable[[Any, Any, dict[str, Any], str | None], None]:
-    """The function that applies a drawn history step other than a write (session-scoped: hypothesis tests
-    call it for every example)."""
+def apply_step() -> Callable[[Any, Any, dict[str, Any], str | None, int], Any]:
+    """The function that applies one drawn history step (session-scoped: hypothesis tests call it for every
+    example)."""
     return _apply_step

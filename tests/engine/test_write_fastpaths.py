@@ -139,20 +139,9 @@ def test_columns_and_audit_hashes_after_any_history_equal_a_fresh_build(apply_st
     for spec in steps:
         live = list(engine._index.items)
         target = live[spec["pick"] % len(live)] if live else None
-        if spec["action"] == "write":
-            deadline = None if spec["pin"] or spec["deadline"] is None else clock.now() + spec["deadline"]
-            view = engine.remember(
-                f"note {len(written)} about {spec['key']}",
-                ttl=spec["ttl"],
-                key=spec["key"],
-                pin=spec["pin"],
-                scope=spec["scope"],
-                owner_id="agent" if spec["scope"] == "session" else None,
-                expires_at=deadline,
-            )
+        view = apply_step(engine, clock, spec, target, len(written))
+        if view is not None:
             written[view.id] = view.content
-        else:
-            apply_step(engine, clock, spec, target)
     fresh = Amnesia(store=store, config=config, clock=clock)
     assert set(fresh._index.items) == set(engine._index.items)
     for item_id, item in engine._index.items.items():
