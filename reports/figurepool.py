@@ -30,6 +30,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tasks.errors import ReportInputError
+
 if TYPE_CHECKING:  # not imported here: the pool is made before the report's slow imports (pandas, scipy)
     import pandas as pd
 
@@ -45,18 +47,17 @@ WORKER_READS_UP_TO = 20_000
 
 def _announced_pairs(run_dirs: Sequence[Path | str]) -> int:
     """The (arm, task) pairs the runs' manifests announce (tasks x arms; a folder of run folders counts its
-    run folders); 0 when a manifest cannot be read (whoever reads the logs reports it)."""
-    import json
+    run folders, as the reader expands them); 0 when a manifest cannot be read (whoever reads the logs reports
+    it)."""
+    from reports.logread import expand_run_dirs, read_manifest  # light: no pandas or numpy
 
     total = 0
-    for run_dir in map(Path, run_dirs):
-        single = run_dir / "manifest.json"
-        for path in [single] if single.exists() else sorted(run_dir.glob("*/manifest.json")):
-            try:
-                manifest = json.loads(path.read_text(encoding="utf-8"))
-                total += int(manifest["tasks"]["count"]) * len(manifest["arms"])
-            except (OSError, ValueError, TypeError, KeyError):
-                return 0
+    for run_dir in expand_run_dirs(run_dirs):
+        try:
+            manifest = read_manifest(run_dir)
+            total += int(manifest["tasks"]["count"]) * len(manifest["arms"])
+        except (ReportInputError, OSError, ValueError, TypeError, KeyError):
+            return 0
     return total
 
 
