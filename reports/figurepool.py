@@ -21,6 +21,7 @@ import contextlib
 import multiprocessing
 import os
 import pickle
+import queue
 import signal
 import threading
 import traceback
@@ -271,6 +272,34 @@ def _fork_context() -> Any:
     return multiprocessing.get_context("fork")
 
 
+class _Outbox:
+    """The jobs for one worker, written into its connection by a thread of their own. A job's pickle (the
+    cumulative-context figure sends every model call) is larger than a pipe's buffer, and the worker reads it
+    only once it has imported matplotlib: written by the caller, the report would wait there (most of a
+    second on 2 cores) instead of computing its tables."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._jobs: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._write, args=(connection,), daemon=True)
+        self._thread.start()
+
+    def _write(self, connection: Connection) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                connection.send_bytes(job)
+            except OSError:  # the worker is gone: `FigurePool.wait` reports it (EOF), `close` ends it
+                return
+
+    def put(self, job: Any) -> None:
+        """Send `job` (pickled here and now: what it holds may change once this returns)."""
+        self._jobs.put(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def close(self) -> None:
+        """Let the jobs put so far be written (or fail), then end the thread."""
+        self._jobs.put(None)
+        self._thread.join()
+
+
 class FigurePool:
     """Figures drawn by `workers` forked processes (see the module docstring). Use as a context manager:
     `submit` figures, then `wait`; leaving the block stops the workers in any case."""
@@ -279,6 +308,7 @@ class FigurePool:
         """`read`: run folders whose logs the first worker reads first, for `logs` (when they hold at most
         WORKER_READS_UP_TO pairs; `logs` reads bigger runs itself)."""
         self._connections: list[Connection] = []
+        self._outboxes: list[_Outbox] = []  # one a connection: what is sent to its worker
         self._pending: list[list[str]] = []
         self._process: Any = None
         self._reading: list[Path] | None = None  # the run folders being read by the first worker
@@ -302,6 +332,7 @@ class FigurePool:
         if reading is not None:
             os.close(reading[1])
         self._pending = [[] for _ in pipes]
+        self._outboxes = [_Outbox(connection) for connection in self._connections]
 
     def __enter__(self) -> FigurePool:
         return self
@@ -342,7 +373,7 @@ class FigurePool:
             return
         self._drop_logs()
         index = worker % len(self._connections)
-        self._connections[index].send((name, folder, arms, arguments))
+        self._outboxes[index].put((name, folder, arms, arguments))
         self._pending[index].append(name)
 
     def wait(self) -> None:
@@ -366,11 +397,11 @@ class FigurePool:
             return
         if abort:
             self._process.terminate()  # the first worker kills the others before it exits
-        for connection in self._connections:
+        for outbox in self._outboxes:
             if not abort:
-                with contextlib.suppress(OSError):  # the worker is gone already
-                    connection.send(None)
+                outbox.put(None)  # after the figures: the worker draws them first
+            outbox.close()  # written, or failed on the pipe of a worker gone
         self._process.join()
         for connection in self._connections:
             connection.close()
-        self._connections, self._pending, self._process = [], [], None
+        self._connections, self._outboxes, self._pending, self._process = [], [], [], None
