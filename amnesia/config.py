@@ -90,6 +90,10 @@ class Config:
         "injected"  # injected | strength: renew (renew_on_inject full) what the strength order would inject
     )
     supersede_same_subject: bool = False  # an unkeyed "<subject> is <value>" write retires the same subject's
+    expiry_from_text: bool = (
+        False  # a write whose text states its end ("until Friday") expires then (deadlines)
+    )
+    calendar_utc_offset: float = 0.0  # hours east of UTC of the calendar that expiry_from_text reads dates in
     untrusted_max_ttl: float = 86_400.0  # cap on the ttl of source="auto" memories
     lock_timeout: float = 10.0  # SQLite: how long to wait for another process's lock before StoreBusy
     db_path: str = DEFAULT_DB_PATH  # SQLite store location (env AMNESIA_DB also works)
@@ -164,6 +168,12 @@ class Config:
             "relevance_renewal",
             self.relevance_renewal,
             "expected injected|strength",
+        )
+        _require(
+            -12 <= self.calendar_utc_offset <= 14,
+            "calendar_utc_offset",
+            self.calendar_utc_offset,
+            "must be in [-12, 14] hours",
         )
         _require(self.untrusted_max_ttl > 0, "untrusted_max_ttl", self.untrusted_max_ttl, "must be > 0")
         _require(self.lock_timeout > 0, "lock_timeout", self.lock_timeout, "must be > 0")

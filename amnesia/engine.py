@@ -28,7 +28,7 @@ from amnesia.events import EventBus, Listener, injected_payload, touched_payload
 from amnesia.index import ForgetFilter, ItemIndex
 from amnesia.item import SCOPES, UNSET, MemoryItem, new_item
 from amnesia.planning import plan_injection, resolve_budget
-from amnesia.selection import Selection, with_renewal
+from amnesia.selection import Selection, with_notes, with_renewal
 from amnesia.stores.base import Store
 from amnesia.stores.memory import InMemoryStore
 from amnesia.text import drawn_on
@@ -128,7 +128,19 @@ class Amnesia:
             self.workspace_id,
             now,
         )
+        if self.config.expiry_from_text:
+            self._cap_by_text(item)
         return self._plug(item, item.supersedes, now)
+
+    def _cap_by_text(self, item: MemoryItem) -> None:
+        """expiry_from_text: a text that states its own end ("until Friday") makes that end the item's hard
+        deadline when it comes before the ttl's expiry (and before any deadline the caller gave); it is then
+        forgotten like any item whose deadline passed (audited "expired")."""
+        from amnesia.deadlines import text_deadline  # the reader's tables load only for engines that use it
+
+        found = text_deadline(item, self.config.calendar_utc_offset)
+        if found is not None:
+            item.expires_at = found.end
 
     def _plug(self, item: MemoryItem, retire_id: str | None, now: float) -> views.MemoryView:
         """Write a checked item: retire what it supersedes, evict to make room, commit, index, announce.
@@ -380,7 +392,22 @@ class Amnesia:
         )
         if self._renews_by_strength(ranked_by):
             selection = with_renewal(selection, {item.id for item in renewed})
+        if self.config.expiry_from_text:
+            selection = self._with_text_deadlines(selection)
         return views.plan_view(selection, budget, excluded, now, ranked_by)
+
+    def _with_text_deadlines(self, selection: Selection) -> Selection:
+        """`selection` with the reason of each decision about an item whose text set its deadline naming that
+        deadline and the words that stated it."""
+        from amnesia.deadlines import deadline_note
+
+        items, offset = self._index.items, self.config.calendar_utc_offset
+        notes = {}
+        for decision in selection.decisions:
+            note = deadline_note(items[decision.id], offset) if decision.id in items else None
+            if note is not None:
+                notes[decision.id] = note
+        return with_notes(selection, notes)
 
     def select_for_injection(
         self,

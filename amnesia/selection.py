@@ -224,8 +224,16 @@ def with_renewal(selection: Selection, renewed: set[str]) -> Selection:
     """`selection` with each decision's reason saying whether the injection renews that item
     (relevance_renewal "strength": the strength order's picks are renewed, whichever of them are shown)."""
     said = {True: "renewed: the strength order injects it", False: "not renewed: the strength order does not"}
+    return with_notes(
+        selection,
+        {d.id: f"{said[d.id in renewed]} (relevance_renewal: strength)" for d in selection.decisions},
+    )
+
+
+def with_notes(selection: Selection, notes: dict[str, str]) -> Selection:
+    """`selection` with `notes[id]` appended to the reason of each decision about that id."""
     decisions = [
-        replace(decision, why=f"{decision.why}; {said[decision.id in renewed]} (relevance_renewal: strength)")
+        replace(decision, why=f"{decision.why}; {notes[decision.id]}") if decision.id in notes else decision
         for decision in selection.decisions
     ]
     return replace(selection, decisions=tuple(decisions))

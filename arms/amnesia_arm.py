@@ -49,7 +49,12 @@ RELEVANCE_KNOBS = {
     "score": "relevance_weight",
     "gate": "relevance_gate",
 }  # each rule's parameter (fusion: none)
-LATER_KNOBS = {"relevance_renewal": "injected", "supersede_same_subject": False}  # name -> its default
+LATER_KNOBS = {  # name -> its default
+    "relevance_renewal": "injected",
+    "supersede_same_subject": False,
+    "expiry_from_text": False,
+    "calendar_utc_offset": 0.0,
+}
 _ARM_OPTIONS = {"budget", "use_keys", "tools", "query", "ttl_policy"}
 QUERY_SOURCES = ("user", "none")
 _CONFIG_FIELDS = {f.name for f in fields(Config)}

@@ -7,8 +7,9 @@ order inside each tier; `fusion` — reciprocal rank fusion of the relevance and
 with `relevance_duplicates: demote` (`-demote`: of the lines that match the same query terms, only the
 strength order's first keeps its relevance). Candidates that change the store's history instead: `-used`
 (`renew_on_inject: used`: only what the answer drew on is renewed), `-renew-strength` (`relevance_renewal:
-strength`: what the strength order would inject is renewed) and `-subject` (`supersede_same_subject`: an
-unkeyed "<subject> is <value>" write retires the older statements of that subject).
+strength`: what the strength order would inject is renewed), `-subject` (`supersede_same_subject`: an
+unkeyed "<subject> is <value>" write retires the older statements of that subject) and `-text`
+(`expiry_from_text`: a memory whose text states its end, "until Friday", expires then).
 
 Part 1, per task set in --sets (e.g. the folders of `amnesia-bench generate --group mixed --n 150 --seed 5`):
 one run per budget with `amnesia` (strength order) and every candidate, scripted model, seed 0, and per
@@ -42,6 +43,7 @@ from tasks.importers.locomo import import_locomo
 DEMOTE = {"relevance_duplicates": "demote"}
 RENEW_BY_STRENGTH = {"relevance_renewal": "strength"}
 SAME_SUBJECT = {"supersede_same_subject": True}
+TEXT_EXPIRY = {"expiry_from_text": True}
 CANDIDATES: dict[str, dict[str, object]] = {
     "score-0.8": {"relevance_rule": "score", "relevance_weight": 0.8},
     "score-0.5": {"relevance_rule": "score", "relevance_weight": 0.5},
@@ -67,6 +69,15 @@ CANDIDATES: dict[str, dict[str, object]] = {
         "relevance_weight": 0.8,
         **SAME_SUBJECT,
         **RENEW_BY_STRENGTH,
+    },
+    # A memory whose text states its end ("until Friday") expires then (after supersession left only lapsed
+    # constraints brought back).
+    "score-0.8-text": {"relevance_rule": "score", "relevance_weight": 0.8, **TEXT_EXPIRY},
+    "score-0.8-subject-text": {
+        "relevance_rule": "score",
+        "relevance_weight": 0.8,
+        **SAME_SUBJECT,
+        **TEXT_EXPIRY,
     },
 }
 
