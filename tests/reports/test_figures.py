@@ -66,3 +66,17 @@ def test_a_figure_of_any_size_is_saved_with_its_tight_box(tmp_path, width):
     png, _ = save_figure(fig, tmp_path, "f")
     size = Image.open(png).size
     assert abs(size[0] - tight.width * DPI) <= 6 and abs(size[1] - tight.height * DPI) <= 6
+
+
+def test_the_svg_keeps_every_string_as_text(tmp_path):
+    """SVG strings are text elements (searchable, read aloud), not glyph outlines: title, axis labels, tick
+    labels and legend entries."""
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1], label="amnesia (n=12)")
+    ax.set_title("stale errors by age")
+    ax.set_xlabel("simulated days")
+    ax.set_xticks([0, 1], ["start", "end"])
+    ax.legend()
+    _, svg = save_figure(fig, tmp_path, "f")
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))
+    assert {"stale errors by age", "simulated days", "start", "end", "amnesia (n=12)"} <= set(texts)
