@@ -274,6 +274,25 @@ class ItemColumns:
             zero_at_ttl=not self.rank_only,
         )
 
+    def due_small(
+        self, now: float, strengths: np.ndarray, forgotten_strength: float
+    ) -> list[tuple[int, bool]]:
+        """`due` on a few slots (numpy's per-call cost is most of a small store's sweep): (slot, expired) of
+        each due slot, in slot order, from the same comparisons on the same float64 values."""
+        n, now = self.used, float(now)  # float64 arithmetic, as numpy's on the columns
+        alive, pinned, expires = self.alive[:n].tolist(), self.pinned[:n].tolist(), self.expires[:n].tolist()
+        live = [s for s in range(n) if alive[s] and not pinned[s]]
+        if self.rank_only:  # only the hard deadline forgets
+            return [(s, True) for s in live if now >= expires[s]]
+        anchor, ttl, no_decay = self.anchor[:n].tolist(), self.ttl[:n].tolist(), self.no_decay[:n].tolist()
+        strength = strengths.tolist()
+        found = []
+        for s in live:
+            expired = now >= expires[s] or now - anchor[s] >= ttl[s]
+            if expired or (strength[s] < forgotten_strength and not no_decay[s]):
+                found.append((s, expired))
+        return found
+
     def due(
         self, now: float, strengths: np.ndarray, forgotten_strength: float
     ) -> tuple[np.ndarray, np.ndarray]:

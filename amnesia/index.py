@@ -65,9 +65,11 @@ class ForgetFilter:
         return chosen
 
 
+SMALL_STORE = 16  # up to this many slots, due and stale items are found in plain Python (numpy's call cost)
 # Why a due item goes, by whether it expired (an object array: gathering from it hands out these very
 # strings, not one new string per item).
 _DUE_REASONS = np.array(["stale", "expired"], dtype=object)
+_WHY = ("stale", "expired")  # the same, by whether it expired, for a small store's Python path
 
 
 class DueItems(NamedTuple):
@@ -172,6 +174,10 @@ class ItemIndex:
         """The items that must be forgotten now (see `at_slots` for the items themselves)."""
         if not self.config.auto_expire:
             return DueItems(np.zeros(0, dtype=np.intp), [])
+        if self.columns.used <= SMALL_STORE:
+            found = self.columns.due_small(now, strengths, self.config.forgotten_strength)
+            slots = np.array([slot for slot, _ in found], dtype=np.intp)
+            return DueItems(slots, [_WHY[expired] for _, expired in found])
         due, expired = self.columns.due(now, strengths, self.config.forgotten_strength)
         # Methods, not np.flatnonzero and friends: their Python wrappers are most of a small store's sweep.
         slots = due.nonzero()[0]
@@ -314,6 +320,8 @@ class ItemIndex:
     def restale(self, strengths: np.ndarray) -> tuple[int, list[MemoryItem]]:
         """Record which items are now stale: (how many are, the items whose stale mark changed)."""
         columns, n = self.columns, self.columns.used
+        if n <= SMALL_STORE:
+            return self._restale_small(strengths)
         stale = self.stale_mask(strengths)
         changed = (columns.alive[:n] & (stale != columns.marked_stale[:n])).nonzero()[0]
         updated = []
@@ -323,6 +331,25 @@ class ItemIndex:
             columns.marked_stale[slot] = bool(stale[slot])
             updated.append(item)
         return int(np.count_nonzero(stale)), updated
+
+    def _restale_small(self, strengths: np.ndarray) -> tuple[int, list[MemoryItem]]:
+        """`restale` on a few slots, in plain Python (the same masks: `stale_mask`'s comparison)."""
+        columns, n = self.columns, self.columns.used
+        alive, pinned, marked = columns.alive[:n].tolist(), columns.pinned[:n].tolist(), columns.marked_stale
+        was_stale, strength = marked[:n].tolist(), strengths.tolist()
+        threshold = decay.stale_threshold(self.config)
+        count, updated = 0, []
+        for slot in range(n):
+            if not alive[slot]:
+                continue
+            stale = not pinned[slot] and strength[slot] < threshold
+            count += stale
+            if stale != was_stale[slot]:
+                item = self.at(slot)
+                item.status = "stale" if stale else "active"
+                marked[slot] = stale
+                updated.append(item)
+        return count, updated
 
     def counts(self, strengths: np.ndarray, *, forgotten: int) -> dict[str, int]:
         """The status counts: live items active, stale and pinned, and `forgotten` (counted by the store)."""
