@@ -95,10 +95,15 @@ def tables_of(
     resamples: int = DEFAULT_RESAMPLES,
     references: Sequence[str] = (),
     shown: Callable[[pd.DataFrame, pd.DataFrame], None] | None = None,
+    release: bool = False,
 ) -> ReportTables:
     """`compute_tables` on runs already loaded (references checked). `shown(summary, stale_by_age)` is called
-    as soon as the tables the figures show exist, before the paired tables (the longest part) are computed."""
+    as soon as the tables the figures show exist, before the paired tables (the longest part) are computed.
+    `release`: `data` is the caller's to give up: what only the per-task table reads is let go of once that
+    table is made (`release_per_task_inputs`), before the tables that need the most memory."""
     table = per_task(data)
+    if release:
+        release_per_task_inputs(data)
     by_mechanism = per_task_mechanism(data)
     probe_rates = {name: RATES[name] for name in PROBE_RATES}
     fine = bootstrap_tables(
@@ -140,6 +145,22 @@ def tables_of(
         if models is not None
         else pd.DataFrame(),
     )
+
+
+# What only `per_task` reads (the stale checks of injected blocks and inject-only items): frame -> columns.
+PER_TASK_ONLY = {"injections": ("block",), "memory": ("content",)}
+
+
+def release_per_task_inputs(data: RunData) -> None:
+    """Let go of the task specs and the PER_TASK_ONLY columns of `data` (its frames lose those columns):
+    a report reads them only for the per-task table, and at 10^5 tasks x 3 arms they are about 10% of the
+    loaded data (the specs as JSON text, the distinct memory blocks)."""
+    data.task_specs = {}
+    for frame, columns in PER_TASK_ONLY.items():
+        held = getattr(data, frame)
+        for column in columns:
+            if column in held.columns:
+                del held[column]  # in place: the frame's other columns are not copied
 
 
 FIGURES = (  # in report.md's order
@@ -250,7 +271,8 @@ def _write_report(
     folder = staging / "figures"
     folder.mkdir()
     names = _draw_from_logs(pool, folder, data, timeline_task)  # drawn beside the tables
-    tables = tables_of(data, resamples, references, shown=_draw_from_tables(pool, folder, data.arms))
+    shown = _draw_from_tables(pool, folder, data.arms)
+    tables = tables_of(data, resamples, references, shown=shown, release=True)
     say("tables computed")
     tables.summary.to_csv(staging / "summary.csv", index=False)
     tables.categories.to_csv(staging / "categories.csv", index=False)

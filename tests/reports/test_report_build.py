@@ -35,6 +35,28 @@ def test_workers_change_nothing_in_the_report_and_rebuilds_are_byte_identical(wr
         assert mismatch == [] and errors == []
 
 
+def test_tables_are_the_same_when_what_only_the_per_task_table_reads_is_let_go(write_run, tmp_path):
+    """`tables_of(..., release=True)` (the report's way) drops the task specs and the PER_TASK_ONLY columns
+    once the per-task table is made; every table is what it is with them kept."""
+    import pandas as pd
+
+    from reports.build import PER_TASK_ONLY, tables_of
+    from reports.logread import load_runs
+
+    runs = [write_run(tmp_path / "run"), write_run(tmp_path / "seed1", seed=1)]
+    kept, released = load_runs(runs), load_runs(runs)
+    expected = tables_of(kept, resamples=200)
+    found = tables_of(released, resamples=200, release=True)
+    assert len(kept.task_specs) == 4 and not released.task_specs
+    for frame, columns in PER_TASK_ONLY.items():
+        assert set(columns) <= set(getattr(kept, frame).columns)
+        assert not set(columns) & set(getattr(released, frame).columns)
+    for name in ("summary", "categories", "per_task", "stale_by_age", "evidence", "free_text", "mechanisms"):
+        pd.testing.assert_frame_equal(getattr(found, name), getattr(expected, name))
+    pd.testing.assert_frame_equal(found.paired(), expected.paired())
+    assert found.benefit == expected.benefit
+
+
 def _points():
     import pandas as pd
 
