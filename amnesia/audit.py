@@ -77,8 +77,8 @@ def content_hash(secret: bytes, content: str) -> str:
 
 class AuditEntry(NamedTuple):
     """One audit record: a forget (reason in FORGET_REASONS) or a restore (reason "restored"). Immutable; a
-    named tuple rather than a frozen dataclass because a sweep builds tens of thousands at once and a frozen
-    dataclass's __init__ costs about 5x as much (one object.__setattr__ per field)."""
+    named tuple rather than a frozen dataclass because a frozen dataclass's __init__ costs about 5x as much
+    (one object.__setattr__ per field). Stores hand these out; the engine hands stores `AuditRow`s."""
 
     item_id: str
     kind: str
@@ -117,6 +117,16 @@ class AuditEntry(NamedTuple):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AuditEntry:
         return cls(**data)
+
+
+# An audit entry as the engine hands it to a store: a plain tuple of AuditEntry's fields, in their order
+# (an AuditEntry is one too). A sweep audits tens of thousands of items at once, and making each tuple a
+# named tuple as well cost as much again as building it: stores make the AuditEntry when one is read.
+AuditRow = tuple[Any, ...]
+ITEM_ID, REASON, AT, CONTENT_HASH, RESTORED_FROM = map(
+    AuditEntry._fields.index, ("item_id", "reason", "at", "content_hash", "restored_from")
+)
+as_entry: Callable[[AuditRow], AuditEntry] = AuditEntry._make  # type: ignore[assignment]
 
 
 def restorable_entry(entries: Sequence[AuditEntry], item_id: str, now: float) -> AuditEntry:
@@ -185,32 +195,28 @@ class AuditWriter:
         reasons: Sequence[str],
         now: float,
         hashes: Sequence[str | None] | None = None,
-    ) -> list[AuditEntry]:
-        """One forget entry per item, `reasons[i]` for `items[i]`; `hashes[i]`, if given and not None, is the
-        content hash of `items[i]` computed when it was written (the others are hashed now)."""
-        # One tight comprehension: a sweep may audit tens of thousands of items at once. Each named tuple is
-        # built in C by tuple.__new__ (what `AuditEntry._make` does, less a Python call); fields in
-        # AuditEntry order, restored_from None for a forget.
+    ) -> list[AuditRow]:
+        """One forget entry per item, as an `AuditRow`: `reasons[i]` for `items[i]`; `hashes[i]`, if given and
+        not None, is the content hash of `items[i]` computed when it was written (the others are hashed
+        now)."""
+        # One tight comprehension of plain tuples: a sweep may audit tens of thousands of items at once.
+        # Fields in AuditEntry order, restored_from None for a forget.
         digest, workspace, keep = self.hash, self.workspace_id, self.keep_content
-        new = tuple.__new__
         return [
-            new(
-                AuditEntry,
-                (
-                    item.id,
-                    item.kind,
-                    why,
-                    now,
-                    known or digest(item.content),
-                    workspace,
-                    item.scope,
-                    item.owner_id,
-                    item.key,
-                    item.ttl,
-                    item.content if keep else None,
-                    None,
-                    _restore_fields(item) if keep else None,
-                ),
+            (
+                item.id,
+                item.kind,
+                why,
+                now,
+                known or digest(item.content),
+                workspace,
+                item.scope,
+                item.owner_id,
+                item.key,
+                item.ttl,
+                item.content if keep else None,
+                None,
+                _restore_fields(item) if keep else None,
             )
             for item, why, known in zip(items, reasons, hashes or [None] * len(items), strict=True)
         ]

@@ -19,7 +19,16 @@ from typing import Any
 import numpy as np
 
 from amnesia import decay, views
-from amnesia.audit import FORGET_REASONS, AuditEntry, AuditWriter, restorable_entry, restore_arguments
+from amnesia.audit import (
+    FORGET_REASONS,
+    ITEM_ID,
+    AuditEntry,
+    AuditRow,
+    AuditWriter,
+    as_entry,
+    restorable_entry,
+    restore_arguments,
+)
 from amnesia.checks import check_choice, check_count, check_query, check_time
 from amnesia.clock import Clock, SystemClock
 from amnesia.config import Config
@@ -173,7 +182,7 @@ class Amnesia:
     def _write(
         self, item: MemoryItem, retired: list[MemoryItem], evicted: list[MemoryItem], now: float
     ) -> views.MemoryView:
-        entries: list[AuditEntry] = []
+        entries: list[AuditRow] = []
         if retired or evicted:  # most writes retire and evict nothing
             reasons = ["superseded"] * len(retired) + ["evicted"] * len(evicted)
             gone = [*retired, *evicted]
@@ -181,7 +190,7 @@ class Amnesia:
         deleted = self.store.commit(self.workspace_id, forget=entries, save=[item], if_unchanged=True)
         if entries:
             kept = set(deleted)
-            self._after_forget([e for e in entries if e.item_id in kept], deleted)
+            self._after_forget([e for e in entries if e[ITEM_ID] in kept], deleted)
         # Hashed now, while it is written, so that forgetting it later (most often in a sweep, with thousands
         # of others) only looks its hash up.
         self._index.add(item, self._auditor.hash(item.content))
@@ -247,13 +256,13 @@ class Amnesia:
         if len(deleted) != len(entries):  # another process forgot some first
             kept = set(deleted)
             if slots is not None:
-                slots = slots[[e.item_id in kept for e in entries]]
-            entries = [e for e in entries if e.item_id in kept]
+                slots = slots[[e[ITEM_ID] in kept for e in entries]]
+            entries = [e for e in entries if e[ITEM_ID] in kept]
         self._after_forget(entries, deleted, slots)
         return deleted
 
     def _after_forget(
-        self, entries: Sequence[AuditEntry], deleted: list[str], slots: np.ndarray | None = None
+        self, entries: Sequence[AuditRow], deleted: list[str], slots: np.ndarray | None = None
     ) -> None:
         """Drop what the store deleted (`deleted`: the ids of `entries`, in their order; `slots`: their
         slots, if known) and announce it."""
@@ -262,7 +271,7 @@ class Amnesia:
         self._index.remove(deleted, slots)
         if self._events.has_listeners("forgotten"):
             for entry in entries:
-                self._events.emit("forgotten", entry.brief())
+                self._events.emit("forgotten", as_entry(entry).brief())
 
     def _forget_due(self, now: float) -> tuple[np.ndarray, list[str], dict[str, int]]:
         """Forget every due item; returns the strengths (dead slots: see `alive`), ids and reason counts."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from amnesia.audit import AuditEntry
+from amnesia.audit import AuditEntry, AuditRow
 from amnesia.item import MemoryItem
 
 
@@ -26,12 +26,13 @@ class Store(Protocol):
         self,
         workspace_id: str,
         *,
-        forget: Sequence[AuditEntry] = (),
+        forget: Sequence[AuditRow] = (),
         save: Sequence[MemoryItem] = (),
-        audit: Sequence[AuditEntry] = (),
+        audit: Sequence[AuditRow] = (),
         if_unchanged: bool = False,
     ) -> list[str]:
-        """Atomically: for each `forget` entry whose item still exists, append the entry and delete the item
+        """Atomically: for each `forget` entry (an `AuditRow`: AuditEntry's fields as a plain tuple, or an
+        AuditEntry) whose item still exists, append the entry and delete the item
         (a second delete is a no-op: no entry, not returned); then append `audit`; then upsert `save`.
         Returns the ids actually deleted. With `if_unchanged`, first raise `StoreConflict` (writing nothing)
         if another process committed since this store last loaded or looked (`changed_externally`): the

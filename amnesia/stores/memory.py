@@ -1,7 +1,8 @@
 """A process-local store: dicts and lists. Forgotten content is dropped with the item (nothing to scrub).
 
 Saved items are kept by reference (the engine owns them and writes every change through); `load_items` hands
-out copies, so a second engine on the same store never shares mutable state with the first."""
+out copies, so a second engine on the same store never shares mutable state with the first. The audit log
+keeps the rows the engine commits (`AuditRow`: plain tuples) and makes an `AuditEntry` of each one read."""
 
 from __future__ import annotations
 
@@ -9,13 +10,23 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import islice, repeat
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 
-from amnesia.audit import FORGET_REASONS, AuditEntry, new_secret
+from amnesia.audit import (
+    AT,
+    CONTENT_HASH,
+    FORGET_REASONS,
+    ITEM_ID,
+    REASON,
+    RESTORED_FROM,
+    AuditEntry,
+    AuditRow,
+    as_entry,
+    new_secret,
+)
 from amnesia.item import MemoryItem
 
-_ITEM_ID = attrgetter("item_id")
-_AT = itemgetter(AuditEntry._fields.index("at"))  # a field of a named tuple: by position is cheapest
+_ITEM_ID, _AT = itemgetter(ITEM_ID), itemgetter(AT)
 
 
 class InMemoryStore:
@@ -24,7 +35,7 @@ class InMemoryStore:
     def __init__(self, *, secret: bytes | None = None) -> None:
         self.secret = secret if secret is not None else new_secret()
         self._items: dict[str, dict[str, MemoryItem]] = {}
-        self._audit: dict[str, list[AuditEntry]] = {}
+        self._audit: dict[str, list[AuditRow]] = {}
         # Per workspace, (n, t): no entry among the log's first n is older than t. Every sweep prunes, and
         # most have nothing to prune: then only the entries appended since the last prune are looked at.
         self._oldest: dict[str, tuple[int, float]] = {}
@@ -36,9 +47,9 @@ class InMemoryStore:
         self,
         workspace_id: str,
         *,
-        forget: Sequence[AuditEntry] = (),
+        forget: Sequence[AuditRow] = (),
         save: Sequence[MemoryItem] = (),
-        audit: Sequence[AuditEntry] = (),
+        audit: Sequence[AuditRow] = (),
         if_unchanged: bool = False,  # nothing to check: no other process writes to this store
     ) -> list[str]:
         items = self._items.setdefault(workspace_id, {})
@@ -51,7 +62,7 @@ class InMemoryStore:
             gone = forget
             if not all(found):  # some were gone already (another engine on this store forgot them)
                 gone = [entry for entry, item in zip(forget, found, strict=True) if item is not None]
-                deleted = [entry.item_id for entry in gone]
+                deleted = list(map(_ITEM_ID, gone))
             log.extend(gone)
             log.extend(audit)
         for item in save:
@@ -61,17 +72,23 @@ class InMemoryStore:
     def audit_entries(
         self, workspace_id: str, *, limit: int | None = None, since: float | None = None
     ) -> list[AuditEntry]:
-        entries = [e for e in reversed(self._audit.get(workspace_id, [])) if since is None or e.at >= since]
-        return entries if limit is None else entries[:limit]
+        rows = reversed(self._audit.get(workspace_id, []))
+        if since is not None:
+            rows = (row for row in rows if row[AT] >= since)  # type: ignore[assignment]
+        if limit is not None and limit < 0:  # a slice's meaning: all but the last -limit
+            return list(map(as_entry, rows))[:limit]
+        return list(map(as_entry, islice(rows, limit)))  # only the entries returned are made
 
     def audit_for_item(self, workspace_id: str, item_id: str) -> list[AuditEntry]:
-        return [e for e in self._audit.get(workspace_id, []) if item_id in (e.item_id, e.restored_from)]
+        rows = self._audit.get(workspace_id, [])
+        return [as_entry(row) for row in rows if item_id in (row[ITEM_ID], row[RESTORED_FROM])]
 
     def audit_by_hash(self, workspace_id: str, content_hash: str) -> list[AuditEntry]:
-        return [e for e in self._audit.get(workspace_id, []) if e.content_hash == content_hash]
+        rows = self._audit.get(workspace_id, [])
+        return [as_entry(row) for row in rows if row[CONTENT_HASH] == content_hash]
 
     def count_forgets(self, workspace_id: str) -> int:
-        return sum(1 for e in self._audit.get(workspace_id, []) if e.reason in FORGET_REASONS)
+        return sum(1 for row in self._audit.get(workspace_id, []) if row[REASON] in FORGET_REASONS)
 
     def prune_audit(self, workspace_id: str, before: float) -> int:
         log = self._audit.get(workspace_id, [])
@@ -81,7 +98,7 @@ class InMemoryStore:
         if before <= oldest:  # nothing older than `before`
             self._oldest[workspace_id] = (len(log), oldest)
             return 0
-        kept = [e for e in log if e.at >= before]
+        kept = [row for row in log if row[AT] >= before]
         self._audit[workspace_id] = kept
         self._oldest[workspace_id] = (len(kept), min(map(_AT, kept), default=math.inf))
         return len(log) - len(kept)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from amnesia import keys
-from amnesia.audit import FORGET_REASONS, AuditEntry
+from amnesia.audit import FORGET_REASONS, AuditEntry, AuditRow, as_entry
 from amnesia.checks import shown
 from amnesia.config import DEFAULT_DB_PATH
 from amnesia.errors import InvalidInput, StoreBusy, StoreConflict
@@ -194,11 +194,12 @@ class SQLiteStore:
         self,
         workspace_id: str,
         *,
-        forget: Sequence[AuditEntry] = (),
+        forget: Sequence[AuditRow] = (),
         save: Sequence[MemoryItem] = (),
-        audit: Sequence[AuditEntry] = (),
+        audit: Sequence[AuditRow] = (),
         if_unchanged: bool = False,
     ) -> list[str]:
+        forget, audit = list(map(as_entry, forget)), list(map(as_entry, audit))
         deleted = self._retrying(lambda: self._commit(workspace_id, forget, save, audit, if_unchanged))
         if deleted:
             self._scrub_wal()

@@ -10,12 +10,13 @@ import hmac
 import itertools
 import math
 import re
+from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
-from amnesia.audit import FORGET_REASONS, keyed_hasher
+from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock, SQLiteStore
+from amnesia.audit import FORGET_REASONS, AuditEntry, keyed_hasher
 from amnesia.columns import SCOPE_CODES, ItemColumns
 from amnesia.decay import CURVE_CODES
 from amnesia.item import MemoryItem
@@ -152,6 +153,62 @@ def test_columns_and_audit_hashes_after_any_history_equal_a_fresh_build(apply_st
     forgets = [entry for entry in store.audit_entries("default") if entry.reason in FORGET_REASONS]
     for entry in forgets:
         assert entry.content_hash == digest(written[entry.item_id])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(step, min_size=1, max_size=25), st.booleans(), st.floats(min_value=0.0, max_value=2e5))
+def test_the_in_memory_audit_rows_read_back_as_the_entries_a_durable_store_keeps(
+    apply_step, tmp_path: Path, steps, restorable, since
+):
+    """The engine hands stores plain tuples (`AuditRow`) and the in-memory store keeps them as they are: after
+    any history, every way of reading its audit gives AuditEntry objects equal to those the SQLite store
+    rebuilds from its JSON, and the `forgotten` events say the same."""
+    path = tmp_path / f"rows-{len(list(tmp_path.iterdir()))}.db"
+    config = Config(max_store_bytes=10**6, restorable=restorable)
+    clocks, engines, events = [], [], []
+    for store in (InMemoryStore(secret=b"k" * 32), SQLiteStore(path, secret=b"k" * 32)):
+        clock = SimulatedClock(0.0)
+        counter = itertools.count()
+        engine = Amnesia(
+            store=store, config=config, clock=clock, id_factory=lambda c=counter: f"m-{next(c):04d}"
+        )
+        heard: list[dict] = []
+        engine.on("forgotten", heard.append)
+        clocks.append(clock)
+        engines.append(engine)
+        events.append(heard)
+    written = {}
+    for number, spec in enumerate(steps):
+        live = list(engines[0]._index.items)
+        target = live[spec["pick"] % len(live)] if live else None
+        for engine, clock in zip(engines, clocks, strict=True):
+            view = apply_step(engine, clock, spec, target, number)
+        if view is not None:
+            written[view.id] = view
+    memory, sqlite = (engine.store for engine in engines)
+    entries = memory.audit_entries("default")
+    assert all(type(entry) is AuditEntry for entry in entries)
+    digest = keyed_hasher(b"k" * 32)
+    for entry in entries:  # each field where AuditEntry has it
+        view = written[entry.item_id]
+        assert (entry.kind, entry.key, entry.workspace_id) == (view.kind, view.key, "default")
+        assert entry.reason in FORGET_REASONS and entry.restored_from is None
+        assert entry.content_hash == digest(view.content)
+        assert entry.content == (view.content if restorable else None)
+        assert (entry.restore_fields is not None) == restorable
+    assert entries == sqlite.audit_entries("default")
+    assert memory.audit_entries("default", limit=3, since=since) == sqlite.audit_entries(
+        "default", limit=3, since=since
+    )
+    assert memory.count_forgets("default") == sqlite.count_forgets("default")
+    for entry in entries:
+        for read in ("audit_for_item", "audit_by_hash"):
+            key = entry.item_id if read == "audit_for_item" else entry.content_hash
+            found = getattr(memory, read)("default", key)
+            assert all(type(each) is AuditEntry for each in found)
+            assert found == getattr(sqlite, read)("default", key)
+    assert events[0] == events[1]
+    sqlite.close()
 
 
 class _OneCommitStore(InMemoryStore):
