@@ -129,14 +129,17 @@ class ItemColumns:
         `content_hash`, the audit's keyed hash of its content, is kept with it when given."""
         item_id = item.id
         slot = self.slot_of.get(item_id)
-        if slot is not None and self.ids[slot] == item_id:  # an item indexed already: rewrite its values
-            self._write(slot, item)
-            self._items[slot] = item
-            if content_hash is not None:
-                self._hashes[slot] = content_hash
-            return slot
-        if slot is not None:  # a stale entry: the id was removed, and comes back
-            self._stale -= 1
+        if slot is None or self.ids[slot] != item_id:  # not indexed (or a stale entry)
+            return self.insert(item, content_hash)
+        self._write(slot, item)  # an item indexed already: rewrite its values
+        self._items[slot] = item
+        if content_hash is not None:
+            self._hashes[slot] = content_hash
+        return slot
+
+    def insert(self, item: MemoryItem, content_hash: str | None = None) -> int:
+        """`upsert` of an item whose id is not indexed (a write): a new slot, the next write-order number."""
+        item_id = item.id
         if self._free:
             slot = self._free.pop()
         else:
@@ -144,7 +147,11 @@ class ItemColumns:
             if slot >= self.capacity:
                 self._allocate(2 * self.capacity)
             self.used += 1
-        self.slot_of[item_id] = slot
+        slot_of = self.slot_of
+        known = len(slot_of)
+        slot_of[item_id] = slot  # no lookup first (most ids are new): the length says if one was there
+        if len(slot_of) == known:  # a stale entry: the id was removed, and comes back
+            self._stale -= 1
         self._new_slots.append(slot)
         self._new_items.append(item)
         self._new_hashes.append(content_hash)

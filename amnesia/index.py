@@ -115,7 +115,8 @@ class ItemIndex:
             if subject is not None:
                 self.ids_by_subject.setdefault(subject, set()).add(item.id)
         # The hash is kept: forgetting the item (a sweep may forget tens of thousands) then hashes nothing.
-        slot = self.columns.upsert(item, content_hash)
+        # (A live id is in the columns, a new one is not: `insert` need not look it up.)
+        slot = (self.columns.insert if previous is None else self.columns.upsert)(item, content_hash)
         if previous is None and self.relevance is not None:
             self.relevance.add(slot, item.content)
 

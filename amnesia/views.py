@@ -266,26 +266,28 @@ def memory_view(
     later (strength, clock, ttl, scope, owner), and the ids it names (not the retired items: their content
     is gone)."""
     view = _new_view(MemoryView)
-    _INSTANCE_DICT.__set__(
+    # One attribute set past the frozen __setattr__: the instance keeps it without a dict of its own until the
+    # view is read (a quarter cheaper than handing it a new dict).
+    _set_attribute(
         view,
-        {
-            _WRITTEN: (
-                item,
-                config,
-                item.ttl,
-                item.strength,
-                item.scope,
-                item.owner_id,
-                item.last_accessed_at,
-                tuple([old.id for old in superseded]) if superseded else (),
-                tuple([old.id for old in evicted]) if evicted else (),
-            )
-        },
+        _WRITTEN,
+        (
+            item,
+            config,
+            item.ttl,
+            item.strength,
+            item.scope,
+            item.owner_id,
+            item.last_accessed_at,
+            tuple([old.id for old in superseded]) if superseded else (),
+            tuple([old.id for old in evicted]) if evicted else (),
+        ),
     )
     return view
 
 
 _new_view = object.__new__
+_set_attribute = object.__setattr__
 
 
 def plug_view(item: MemoryItem, now: float, config: Config) -> PlugView:

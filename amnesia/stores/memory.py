@@ -52,7 +52,9 @@ class InMemoryStore:
         audit: Sequence[AuditRow] = (),
         if_unchanged: bool = False,  # nothing to check: no other process writes to this store
     ) -> list[str]:
-        items = self._items.setdefault(workspace_id, {})
+        items = self._items.get(workspace_id)
+        if items is None:  # (not setdefault: its default would be a new dict on every write)
+            items = self._items[workspace_id] = {}
         deleted: list[str] = []
         if forget or audit:  # most commits are a write that retires nothing: a save only
             log = self._audit.setdefault(workspace_id, [])

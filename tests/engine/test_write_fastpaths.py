@@ -145,6 +145,7 @@ def test_columns_and_audit_hashes_after_any_history_equal_a_fresh_build(apply_st
             written[view.id] = view.content
     fresh = Amnesia(store=store, config=config, clock=clock)
     assert set(fresh._index.items) == set(engine._index.items)
+    assert len(engine._index.columns) == len(engine._index.items)  # the stale slot_of entries counted right
     for item_id, item in engine._index.items.items():
         assert _column_values(engine._index.columns, item_id) == _expected_values(item)
         assert _column_values(fresh._index.columns, item_id) == _expected_values(item)
