@@ -1,8 +1,8 @@
 """The shortcuts `remember` and `sweep` take for speed give exactly what the plain way gives: the ASCII token
 count, the HMAC with its key schedule done once, the
-line-head token count cached per kind/pin/trust, the numpy columns written through memoryviews, and the
-audit hashes computed on write rather than on forget. (The grouped search for the secret rules' literals is
-checked in test_fastpaths.py.)"""
+line-head token count cached per kind/pin/trust, the numpy columns written through memoryviews, the
+audit hashes computed on write rather than on forget, and the audit kept as plain tuples by the in-memory
+store. (The grouped search for the secret rules' literals is checked in test_fastpaths.py.)"""
 
 from __future__ import annotations
 
