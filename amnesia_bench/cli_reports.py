@@ -27,8 +27,8 @@ def register(app: typer.Typer) -> None:
         """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
         from reports.figurepool import FigurePool
 
-        # The figure workers start first: the first reads the logs while the report imports pandas and
-        # scipy, then they import matplotlib.
+        # The log reader starts first and reads while the report imports pandas and scipy; the figure
+        # workers are forked when the report asks for the logs, and inherit those imports.
         with FigurePool(read=runs) as pool:
             from reports.build import build_report
 

@@ -2,12 +2,14 @@
 tables.
 
 Most of a report's CPU time is matplotlib's: six figures, each drawn twice (PNG and SVG), and the import of
-matplotlib itself. `FigurePool` forks its first worker as soon as it is made (`amnesia-bench report` makes it
-before it imports the report's modules, so this module imports nothing heavy). Made with `read=RUN_DIRS`,
-that worker first reads the logs (`logread.read_runs`, no pandas needed) while the parent imports pandas and
-the report's modules, and sends them back in plain columns (`FigurePool.logs`), pickled straight into a pipe
-of their own (never whole in memory as bytes on either side); then it imports pandas and matplotlib, and
-forks the other workers, which inherit the imports.
+matplotlib itself. Made with `read=RUN_DIRS` (`amnesia-bench report` makes it before it imports the report's
+modules, so this module imports nothing heavy), the pool forks a reader process at once, which reads the logs
+(`logread.read_runs`, no pandas needed) while the parent imports pandas and the report's modules, and sends
+them back in plain columns (`FigurePool.logs`), pickled straight into a pipe of their own (never whole in
+memory as bytes on either side). The figure workers are forked when the parent asks for the logs (or submits
+a figure), once it has imported numpy and pandas and before it holds the logs: the first inherits those
+imports, imports matplotlib while the logs come in, and forks the other workers, which inherit it too.
+Without `read`, the workers are forked when the pool is made.
 Each figure is sent with the few rows it shows (pickled: a slim frame or a table, never the run), the figures
 of the logs as soon as the logs are read and the others as soon as their tables exist, while the parent goes
 on with the rest of the tables and the CSVs. A figure is drawn by one process with the same function and
@@ -174,49 +176,31 @@ def _serve(connection: Connection) -> None:
         connection.send(("error", _portable(error), traceback.format_exc()))
 
 
-def _send_logs(pipe: int, run_dirs: list[Path]) -> threading.Thread | None:
-    """Read the runs' logs and pickle them ("logs", RunLogs) into the file descriptor `pipe` from a thread,
-    returned (the caller goes on with its imports while the parent takes them); on a failure send it
-    ("error", ...) and return None."""
+def _read_into(run_dirs: list[Path], pipe: int, parent_end: int) -> None:
+    """The reader process: read the runs' logs and pickle them ("logs", RunLogs) into the file descriptor
+    `pipe` as they are pickled, or the failure ("error", ...); `parent_end`: the parent's end of the pipe."""
     from reports.logread import read_runs
 
+    os.close(parent_end)
     try:
-        logs = read_runs(run_dirs)
+        message: tuple[Any, ...] = ("logs", read_runs(run_dirs))
     except BaseException as error:  # bad input included: the parent raises it, as if it had read the logs
-        _pickle_into(pipe, ("error", _portable(error), traceback.format_exc()))
-        return None
-    sender = threading.Thread(target=_pickle_into, args=(pipe, ("logs", logs)), daemon=True)
-    sender.start()
-    return sender
-
-
-def _pickle_into(pipe: int, message: tuple[Any, ...]) -> None:
-    """Pickle `message` into the file descriptor `pipe` as it is made, and close it."""
+        message = ("error", _portable(error), traceback.format_exc())
     with contextlib.suppress(OSError), os.fdopen(pipe, "wb") as stream:  # OSError: the parent left
         pickle.dump(message, stream, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _first_worker(
-    connections: list[Connection], parent_ends: list[Connection], read: tuple[list[Path], int, int] | None
-) -> None:
-    """The first worker: read the logs for the parent (when `read`: the run folders, and the write and read
-    ends of the pipe to send them into), import matplotlib (while the parent imports the rest), fork the
-    other workers (they inherit the import), serve `connections[0]`, and wait for the others to end.
-    Terminated (the report failed), it kills them first, so that none writes into a folder being removed."""
+def _first_worker(connections: list[Connection], parent_ends: list[Connection], logs: int | None) -> None:
+    """The first worker: import matplotlib (numpy and pandas come with the fork), fork the other workers
+    (they inherit the import), serve `connections[0]`, and wait for the others to end. `logs`: the parent's
+    end of the pipe the logs come through, if open (closed here: only the parent may hold it). Terminated
+    (the report failed), it kills the others first, so that none writes into a folder being removed."""
     for end in parent_ends:  # a worker must see EOF when the parent is gone: hold none of its ends
         end.close()
-    sender = None
-    if read is not None:
-        run_dirs, pipe, parent_end = read
-        os.close(parent_end)
-        sender = _send_logs(pipe, run_dirs)
-    if read is not None and sender is None:
-        return  # the parent raises the reading error and stops the pool
+    if logs is not None:
+        os.close(logs)
     import reports.figures  # the slow import
     import reports.tradeoff  # noqa: F401
-
-    if sender is not None:
-        sender.join()  # sent before anything is forked, or replied on the same connection
 
     children: list[int] = []
 
@@ -305,32 +289,43 @@ class FigurePool:
     `submit` figures, then `wait`; leaving the block stops the workers in any case."""
 
     def __init__(self, workers: int = WORKERS, read: Sequence[Path | str] | None = None) -> None:
-        """`read`: run folders whose logs the first worker reads first, for `logs` (when they hold at most
-        WORKER_READS_UP_TO pairs; `logs` reads bigger runs itself)."""
+        """`read`: run folders whose logs a reader process reads from now on, for `logs` (when they hold at
+        most WORKER_READS_UP_TO pairs; `logs` reads bigger runs itself). Without `read` the workers are
+        forked now; with it, when the logs are asked for or the first figure is submitted: the caller has
+        imported pandas by then, and the workers inherit it."""
         self._connections: list[Connection] = []
         self._outboxes: list[_Outbox] = []  # one a connection: what is sent to its worker
         self._pending: list[list[str]] = []
-        self._process: Any = None
-        self._reading: list[Path] | None = None  # the run folders being read by the first worker
+        self._process: Any = None  # the first figure worker
+        self._reader: Any = None  # the process reading the logs
+        self._reading: list[Path] | None = None  # the run folders being read by the reader
         self._logs: int | None = None  # the read end of the pipe the logs come through
-        context = _fork_context() if workers > 0 else None
-        if context is None:
+        self._workers = workers
+        self._context = _fork_context() if workers > 0 else None
+        if self._context is None:
             return
-        pipes = [context.Pipe() for _ in range(workers)]
-        self._connections = [ours for ours, _ in pipes]
-        theirs = [end for _, end in pipes]
-        reading = None
-        if read is not None and _announced_pairs(read) <= WORKER_READS_UP_TO:
+        if read is None:
+            self._start()
+        elif _announced_pairs(read) <= WORKER_READS_UP_TO:
             self._reading = [Path(run_dir) for run_dir in read]
             self._logs, pipe = os.pipe()
-            reading = (self._reading, pipe, self._logs)
-        arguments = (theirs, self._connections, reading)
-        self._process = context.Process(target=_first_worker, args=arguments, daemon=True)
+            arguments = (self._reading, pipe, self._logs)
+            self._reader = self._context.Process(target=_read_into, args=arguments, daemon=True)
+            self._reader.start()
+            os.close(pipe)
+
+    def _start(self) -> None:
+        """Fork the figure workers, unless they are running (or cannot be: no fork, or `workers=0`)."""
+        if self._context is None or self._process is not None:
+            return
+        pipes = [self._context.Pipe() for _ in range(self._workers)]
+        self._connections = [ours for ours, _ in pipes]
+        theirs = [end for _, end in pipes]
+        arguments = (theirs, self._connections, self._logs)
+        self._process = self._context.Process(target=_first_worker, args=arguments, daemon=True)
         self._process.start()
         for end in theirs:
             end.close()
-        if reading is not None:
-            os.close(reading[1])
         self._pending = [[] for _ in pipes]
         self._outboxes = [_Outbox(connection) for connection in self._connections]
 
@@ -345,22 +340,23 @@ class FigurePool:
         else read here (ReportInputError on bad input either way)."""
         from reports.logread import load_runs, run_data
 
+        self._start()  # matplotlib is imported while the logs are read (or taken)
         reading, self._reading = self._reading, None
         if self._logs is None or reading != [Path(run_dir) for run_dir in run_dirs]:
-            self._drop_logs()  # read for nothing: the worker's write fails, and it goes on
+            self._drop_logs()  # read for nothing: the reader's write fails, and it ends
             return load_runs(run_dirs)
         pipe, self._logs = self._logs, None
         with os.fdopen(pipe, "rb") as stream:
             try:
                 reply = pickle.load(stream)
-            except (EOFError, pickle.UnpicklingError):  # cut short: the worker died
-                raise RuntimeError("the figure worker exited before sending the logs it read") from None
+            except (EOFError, pickle.UnpicklingError):  # cut short: the reader died
+                raise RuntimeError("the log reader exited before sending the logs it read") from None
         if reply[0] == "error":
-            raise reply[1] from RuntimeError(f"in the figure worker:\n{reply[2]}")
+            raise reply[1] from RuntimeError(f"in the log reader:\n{reply[2]}")
         return run_data(reply[1])
 
     def _drop_logs(self) -> None:
-        """Close the pipe of logs not taken (so that the worker writing them does not wait for ever)."""
+        """Close the pipe of logs not taken (so that the reader writing them does not wait for ever)."""
         if self._logs is not None:
             os.close(self._logs)
             self._logs = self._reading = None
@@ -368,10 +364,11 @@ class FigurePool:
     def submit(self, worker: int, name: str, folder: Path, arms: list[str], *arguments: Any) -> None:
         """Draw figure `name` (a key of DRAW) with `arguments` into `folder` in worker `worker` (modulo the
         number of workers), or here and now when there are none; `arms` gives each arm its colour."""
+        self._drop_logs()
+        self._start()
         if not self._connections:
             draw(name, folder, arms, arguments)
             return
-        self._drop_logs()
         index = worker % len(self._connections)
         self._outboxes[index].put((name, folder, arms, arguments))
         self._pending[index].append(name)
@@ -393,6 +390,11 @@ class FigurePool:
         """Stop the workers: each exits on the None sent here once its figures are drawn, or at once when
         `abort` (the report failed: its folder is thrown away)."""
         self._drop_logs()
+        if self._reader is not None:
+            if abort:
+                self._reader.terminate()
+            self._reader.join()  # it has sent the logs, or failed to (they were not taken)
+            self._reader = None
         if self._process is None:
             return
         if abort:

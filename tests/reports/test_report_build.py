@@ -68,7 +68,7 @@ _TRADEOFF_COLUMNS = [
 ]
 
 
-def test_logs_read_by_the_first_worker_are_the_logs_read_here(write_run, tmp_path):
+def test_logs_read_by_the_reader_are_the_logs_read_here(write_run, tmp_path):
     """`FigurePool(read=runs).logs(runs)` (the CLI's way: read while the report imports pandas) is
     `load_runs(runs)`; asked for other run folders, the pool reads them here, and its figures still draw."""
     import pandas as pd
@@ -92,7 +92,7 @@ def test_logs_read_by_the_first_worker_are_the_logs_read_here(write_run, tmp_pat
 
 
 @pytest.mark.parametrize(("allowance", "read_here"), [(0, False), (-1, True)])
-def test_the_first_worker_reads_runs_up_to_a_size_and_the_report_reads_bigger_ones(
+def test_the_reader_reads_runs_up_to_a_size_and_the_report_reads_bigger_ones(
     write_run, tmp_path, monkeypatch, allowance, read_here
 ):
     """Above WORKER_READS_UP_TO pairs (as the manifests announce them) the logs are read by the report's
@@ -120,7 +120,7 @@ def test_the_first_worker_reads_runs_up_to_a_size_and_the_report_reads_bigger_on
         pd.testing.assert_frame_equal(getattr(data, name), getattr(expected, name))
 
 
-def test_a_log_the_first_worker_cannot_read_fails_as_if_read_here(write_run, tmp_path):
+def test_a_log_the_reader_cannot_read_fails_as_if_read_here(write_run, tmp_path):
     run = write_run(tmp_path / "run")
     log = next((run / "logs").rglob("*.jsonl"))
     log.write_text(log.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
@@ -130,6 +130,35 @@ def test_a_log_the_first_worker_cannot_read_fails_as_if_read_here(write_run, tmp
         build_report(run, out=tmp_path / "report", pool=pool)
     assert str(there.value) == str(here.value) and "corrupt record" in str(here.value)
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def test_figure_workers_fork_when_the_logs_are_asked_for_and_inherit_what_was_imported_before(
+    write_run, tmp_path, monkeypatch
+):
+    """With `read`, the figure workers are forked when the report asks for the logs (it has imported pandas
+    by then), not when the pool is made: a module imported in between is in the workers' sys.modules."""
+    import importlib
+    import sys
+
+    run = write_run(tmp_path / "run")
+    (tmp_path / "imported_after_the_pool.py").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "imported_after_the_pool", raising=False)
+
+    def seen(folder, colors, *arguments):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "seen.txt").write_text(str("imported_after_the_pool" in sys.modules), encoding="utf-8")
+
+    monkeypatch.setitem(figurepool.DRAW, "tradeoff", seen)
+    with figurepool.FigurePool(read=[run]) as pool:
+        importlib.import_module("imported_after_the_pool")
+        pool.logs([run])
+        for worker in (0, 1):
+            pool.submit(worker, "tradeoff", tmp_path / f"figures{worker}", ["a"])
+        pool.wait()
+    assert [(tmp_path / f"figures{w}" / "seen.txt").read_text(encoding="utf-8") for w in (0, 1)] == [
+        "True"
+    ] * 2
 
 
 @pytest.mark.parametrize(
