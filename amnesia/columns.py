@@ -44,6 +44,25 @@ _NUMERIC: tuple[tuple[str, type, object], ...] = (
 )
 SEQ, LINE_TOKENS = 14, 15
 _OBJECTS = ("ids", "items", "hashes")
+_NAMES = tuple("_" + name for name in (*(name for name, _, _ in _NUMERIC), *_OBJECTS))  # stored arrays
+INITIAL_CAPACITY = 64  # slots of a new store (doubled when full)
+
+
+def _empty_columns(capacity: int) -> list[np.ndarray]:
+    """The columns of `capacity` never-used slots, in `_NAMES` order."""
+    columns = [np.full(capacity, fill, dtype=dtype) for _, dtype, fill in _NUMERIC]
+    return columns + [np.full(capacity, None, dtype=object) for _ in _OBJECTS]
+
+
+def _read_only(columns: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    for column in columns:
+        column.flags.writeable = False
+    return tuple(columns)
+
+
+# A new store's columns, copied rather than filled: a replay builds an engine per pair, and copying is several
+# times cheaper than np.full. Read-only: only ever copied.
+_INITIAL_COLUMNS = _read_only(_empty_columns(INITIAL_CAPACITY))
 
 
 def _column(name: str, doc: str) -> property:
@@ -83,7 +102,9 @@ class ItemColumns:
     items = _column("items", "the item (None: a free slot)")
     hashes = _column("hashes", "the audit's keyed hash of its content, when it was handed one")
 
-    def __init__(self, *, auto_expire: bool = True, rank_only: bool = False, capacity: int = 1024) -> None:
+    def __init__(
+        self, *, auto_expire: bool = True, rank_only: bool = False, capacity: int = INITIAL_CAPACITY
+    ) -> None:
         self.auto_expire = auto_expire  # whether unpinned items are ever forgotten (forget_times)
         self.rank_only = rank_only  # decay_mode "rank": decay orders, only a hard expires_at forgets
         self.used = 0  # slots in use or freed: the arrays' meaningful prefix
@@ -105,12 +126,14 @@ class ItemColumns:
     def _allocate(self, capacity: int) -> None:
         # The stored arrays directly: growing fills nothing in (new items' slots are below the old capacity or
         # are filled in later, into the new arrays).
-        columns = [(name, dtype, fill) for name, dtype, fill in _NUMERIC]
-        columns += [(name, object, None) for name in _OBJECTS]
-        for name, dtype, fill in columns:
-            new = np.full(capacity, fill, dtype=dtype)
-            new[: self.capacity] = getattr(self, "_" + name)[: self.capacity] if self.capacity else new[:0]
-            setattr(self, "_" + name, new)
+        if capacity == INITIAL_CAPACITY:
+            columns = [empty.copy() for empty in _INITIAL_COLUMNS]
+        else:
+            columns = _empty_columns(capacity)
+        for name, new in zip(_NAMES, columns, strict=True):
+            if self.capacity:
+                new[: self.capacity] = getattr(self, name)[: self.capacity]
+            setattr(self, name, new)
         self.capacity = capacity
         # One writer per numeric column, in _NUMERIC order, for writing one item: a memoryview item
         # assignment costs about half a numpy scalar one. (The views are rebuilt with the arrays.)
