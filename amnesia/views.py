@@ -76,6 +76,11 @@ class MemoryView(_View):
     def __getstate__(self) -> dict[str, Any]:  # pickle and copy: the fields, not what they are made from
         return dict(_filled(self))
 
+    def to_dict(self) -> dict[str, Any]:
+        """`_View.to_dict` from the filled-in fields (in field order; tuples of ids and tags become lists)
+        at once: every write announces its view this way."""
+        return {name: list(value) if type(value) is tuple else value for name, value in _filled(self).items()}
+
 
 # The defaulted fields' class attributes would answer for an unread view; the generated __init__ keeps the
 # defaults, and `dataclasses.fields` too.

@@ -199,3 +199,20 @@ def test_the_view_of_a_write_fills_every_field_of_its_dataclass():
     view = Amnesia(clock=SimulatedClock(0.0)).remember("Deploys freeze on Friday.", ttl="1d", key="freeze")
     assert set(vars(view)) == {field.name for field in fields(MemoryView)}
     assert view == MemoryView(**vars(view))
+
+
+def test_the_dict_of_a_write_s_view_is_the_generic_one_of_its_fields():
+    """`MemoryView.to_dict` (every `written` event) builds the dict from the filled-in fields at once: the
+    same keys in the same order and the same values as the generic view dict, tags and ids as lists."""
+    from amnesia.views import _View
+
+    engine = Amnesia(clock=SimulatedClock(0.0), config=Config(max_store_bytes=60, max_item_bytes=60))
+    engine.remember("Deploys freeze on Friday.", ttl="1d", key="freeze", tags=["ops", "deploy"])
+    views = [
+        engine.remember("Deploys freeze on Monday.", ttl="2d", key="freeze"),  # supersedes the first
+        engine.remember("The build cache lives in /var/cache/ci now.", ttl="3d"),  # evicts to make room
+    ]
+    assert views[0].superseded and views[1].evicted
+    for view in views:
+        expected = _View.to_dict(view)
+        assert list(view.to_dict().items()) == list(expected.items())
