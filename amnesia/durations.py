@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 UNIT_SECONDS: dict[str, int] = {"w": 604_800, "d": 86_400, "h": 3_600, "m": 60, "s": 1}
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*([wdhms])")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")  # plain seconds (matched whole)
 _WHOLE = re.compile(r"^\s*(?:\d+(?:\.\d+)?\s*[wdhms]\s*)+$")
 # Anything longer is almost certainly a typo (and overflows datetime arithmetic downstream).
 MAX_DURATION_SECONDS = 100 * 365 * 86_400
@@ -19,13 +21,10 @@ def parse_duration(value: str | int | float, *, field: str = "duration") -> floa
     if isinstance(value, (int, float)):
         seconds = float(value)
     elif isinstance(value, str):
-        text = value.strip().lower()
-        if re.fullmatch(r"\d+(?:\.\d+)?", text):
-            seconds = float(text)
-        elif _WHOLE.match(text):
-            seconds = sum(float(number) * UNIT_SECONDS[unit] for number, unit in _PART.findall(text))
-        else:
+        found = _string_seconds(value.strip().lower())
+        if found is None:
             raise ValueError(f"{field}: expected a duration like 15s, 2h30m, 7d or 1w, got {value!r}")
+        seconds = found
     else:
         raise ValueError(
             f"{field}: expected a duration like 15s, 2h30m, 7d or 1w, got {type(value).__name__}"
@@ -35,6 +34,16 @@ def parse_duration(value: str | int | float, *, field: str = "duration") -> floa
     if seconds > MAX_DURATION_SECONDS:
         raise ValueError(f"{field}: duration {value!r} exceeds the 100-year maximum")
     return seconds
+
+
+@lru_cache(maxsize=4096)  # a task set's writes use a handful of ttls: each is read once
+def _string_seconds(text: str) -> float | None:
+    """The seconds of a stripped, lower-cased duration text (None: it is not one)."""
+    if _NUMBER.fullmatch(text):
+        return float(text)
+    if _WHOLE.match(text):
+        return sum(float(number) * UNIT_SECONDS[unit] for number, unit in _PART.findall(text))
+    return None
 
 
 def format_duration(seconds: float) -> str:

@@ -1,11 +1,13 @@
 """More shortcuts for speed, each checked against the plain way: the id token count cached by the id's
 shape, the in-memory store's prune that looks only at entries appended since the last one, the write
-path's inline "fits and supersedes nothing" test, and decay's small-store and in-place paths."""
+path's inline "fits and supersedes nothing" test, decay's small-store and in-place paths, and the cache of
+duration strings."""
 
 from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
 from amnesia.audit import AuditEntry
 from amnesia.decay import EBBINGHAUS, FLAT, LINEAR, SMALL_STORE, _decayed_numpy, decayed
+from amnesia.durations import MAX_DURATION_SECONDS, UNIT_SECONDS, parse_duration
 from amnesia.errors import CapacityExceeded
 from amnesia.tokens import count_id_tokens, count_tokens
 
@@ -138,3 +141,33 @@ def test_decayed_broadcasts_scalars_as_the_plain_formula_does(slots, one, zero_a
         got = decayed(base, age, ttl, curve, pinned, 3.0, zero_at_ttl=zero_at_ttl)
     assert got.shape == expected.shape
     assert got.tobytes() == expected.tobytes()
+
+
+def _plain_duration(value: str) -> float | None:
+    """A duration string's seconds as `parse_duration` read it before its cache (None: not a duration)."""
+    text = value.strip().lower()
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    if re.match(r"^\s*(?:\d+(?:\.\d+)?\s*[wdhms]\s*)+$", text):
+        parts = re.findall(r"(\d+(?:\.\d+)?)\s*([wdhms])", text)
+        return sum(float(number) * UNIT_SECONDS[unit] for number, unit in parts)
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.from_regex(r"\s*(\d{1,4}(\.\d{1,2})?\s*[wdhmsWDHMS]\s*){0,3}\d{0,3}\s*", fullmatch=True) | st.text()
+)
+def test_a_duration_string_read_through_the_cache_is_read_as_without_it(text):
+    """`parse_duration` keeps what each duration string means (every write's ttl asks): the same seconds,
+    or the same refusal, the first time and from the cache."""
+    expected = _plain_duration(text)
+    for _ in range(2):
+        try:
+            seconds = parse_duration(text, field="ttl")
+        except ValueError:
+            seconds = None
+        if expected is not None and math.isfinite(expected) and expected <= MAX_DURATION_SECONDS:
+            assert seconds == expected
+        else:
+            assert seconds is None
