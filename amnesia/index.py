@@ -65,6 +65,8 @@ class ForgetFilter:
         return chosen
 
 
+_NO_SLOTS = np.zeros(0, dtype=np.intp)  # nothing due (shared, so read-only)
+_NO_SLOTS.flags.writeable = False
 SMALL_STORE = 16  # up to this many slots, due and stale items are found in plain Python (numpy's call cost)
 # Why a due item goes, by whether it expired (an object array: gathering from it hands out these very
 # strings, not one new string per item).
@@ -177,6 +179,8 @@ class ItemIndex:
             return DueItems(np.zeros(0, dtype=np.intp), [])
         if self.columns.used <= SMALL_STORE:
             found = self.columns.due_small(now, strengths, self.config.forgotten_strength)
+            if not found:  # most sweeps and injections
+                return DueItems(_NO_SLOTS, [])
             slots = np.array([slot for slot, _ in found], dtype=np.intp)
             return DueItems(slots, [_WHY[expired] for _, expired in found])
         due, expired = self.columns.due(now, strengths, self.config.forgotten_strength)
