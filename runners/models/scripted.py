@@ -47,7 +47,8 @@ TOOLS_PREFIX = "tools"
 RECALL_TOOLS = ("recall_from_clues", "memory_search", "amnesia_recall")
 
 
-# History messages recur in every later call of a session (and on every arm), so their counts are memoised.
+# History messages recur in every later call of a session (and on every arm), and so do the answers: their
+# counts are memoised.
 _message_tokens = lru_cache(maxsize=65_536)(count_tokens)
 
 
@@ -192,8 +193,8 @@ class ScriptedModel:
             return ModelResponse(
                 text="", prompt_tokens=prompt_tokens, completion_tokens=completion, tool_calls=(call,)
             )
-        text = self.answer(request)
-        return ModelResponse(text=text, prompt_tokens=prompt_tokens, completion_tokens=count_tokens(text))
+        text = self.answer(request)  # one of a few texts (the acknowledgement, abstention, a value): memoised
+        return ModelResponse(text=text, prompt_tokens=prompt_tokens, completion_tokens=_message_tokens(text))
 
     def _tool_call(self, request: ModelRequest) -> dict | None:
         """The recall call to make first (tool-using variant, a probe whose answer is not in the prompt)."""
