@@ -60,11 +60,11 @@ QUERY_SOURCES = ("user", "none")
 _CONFIG_FIELDS = {f.name for f in fields(Config)}
 # Engine fields that make no sense inside a replay (a file path, a host sweep timer): not accepted as options.
 _HOST_ONLY = {"db_path", "lock_timeout", "sweep_interval"}
+_KNOWN_OPTIONS = (_CONFIG_FIELDS - _HOST_ONLY) | set(_ALIASES) | _ARM_OPTIONS  # an arm's options (every pair)
 
 
 def _engine_config(options: dict[str, Any], arm: str) -> Config:
-    known = (_CONFIG_FIELDS - _HOST_ONLY) | set(_ALIASES) | _ARM_OPTIONS
-    unknown = sorted(set(options) - known)
+    unknown = sorted(set(options) - _KNOWN_OPTIONS)
     if unknown:
         hint = "any amnesia Config field, ttl, curve, k, budget, use_keys, tools, query, ttl_policy"
         raise ArmConfigError(f"{arm}: unknown option {unknown[0]!r} ({hint})")
