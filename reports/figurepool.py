@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tasks.errors import ReportInputError
+from tasks.logschema import SUMMARY_COLUMNS
 
 if TYPE_CHECKING:  # not imported here: the pool is made before the report's slow imports (pandas, scipy)
     import pandas as pd
@@ -123,12 +124,23 @@ class Timeline:
 
 
 def timeline_of(data: RunData, arm: str, task_id: str) -> Timeline:
-    """The Timeline of `task_id` under `arm` from a loaded run."""
-    events = data.memory[(data.memory["arm"] == arm) & (data.memory["task_id"] == task_id)]
-    events = events[events["run"] == events["run"].min()].sort_values("sim_time", kind="stable")
-    tasks = data.tasks
-    horizon = float(tasks[(tasks["arm"] == arm) & (tasks["task_id"] == task_id)]["horizon"].max())
-    return Timeline(arm, task_id, events, horizon, data.arm_configs.get(arm, {}))
+    """The Timeline of `task_id` under `arm` from a loaded run: the pair's memory records, of the first run
+    that has some, read again from its log (a report's memory frame has only the columns the tables read,
+    logread.REPORT_COLUMNS; the figure reads the items' ttl, curve, pinned and strength besides)."""
+    import pandas as pd
+
+    from reports.logread import pair_summary
+
+    memory, tasks = data.memory, data.tasks
+    runs = memory.loc[(memory["arm"] == arm) & (memory["task_id"] == task_id), "run"]
+    pair = tasks[(tasks["arm"] == arm) & (tasks["task_id"] == task_id)]
+    records = {name: [] for name in SUMMARY_COLUMNS["memory"]}
+    if len(runs):
+        records = pair_summary(pair.loc[pair["run"] == runs.min(), "file"].iloc[0])["memory"]
+    # numbers as in a frame of many pairs, where some are set (a pair's might all be None)
+    events = pd.DataFrame(records).astype({"ttl": float, "strength": float})
+    events = events.sort_values("sim_time", kind="stable")
+    return Timeline(arm, task_id, events, float(pair["horizon"].max()), data.arm_configs.get(arm, {}))
 
 
 def context_calls(data: RunData) -> tuple[pd.DataFrame, pd.Series]:
@@ -177,13 +189,14 @@ def _serve(connection: Connection) -> None:
 
 
 def _read_into(run_dirs: list[Path], pipe: int, parent_end: int) -> None:
-    """The reader process: read the runs' logs and pickle them ("logs", RunLogs) into the file descriptor
-    `pipe` as they are pickled, or the failure ("error", ...); `parent_end`: the parent's end of the pipe."""
-    from reports.logread import read_runs
+    """The reader process: read the runs' logs (the columns a report reads, REPORT_COLUMNS) and pickle them
+    ("logs", RunLogs) into the file descriptor `pipe` as they are pickled, or the failure ("error", ...);
+    `parent_end`: the parent's end of the pipe."""
+    from reports.logread import REPORT_COLUMNS, read_runs
 
     os.close(parent_end)
     try:
-        message: tuple[Any, ...] = ("logs", read_runs(run_dirs))
+        message: tuple[Any, ...] = ("logs", read_runs(run_dirs, REPORT_COLUMNS))
     except BaseException as error:  # bad input included: the parent raises it, as if it had read the logs
         message = ("error", _portable(error), traceback.format_exc())
     with contextlib.suppress(OSError), os.fdopen(pipe, "wb") as stream:  # OSError: the parent left
@@ -336,15 +349,16 @@ class FigurePool:
         self.close(abort=kind is not None)
 
     def logs(self, run_dirs: Sequence[Path | str]) -> RunData:
-        """`logread.load_runs(run_dirs)`: from the first worker when it was made to read these run folders,
-        else read here (ReportInputError on bad input either way)."""
-        from reports.logread import load_runs, run_data
+        """The runs as a report reads them, `logread.load_runs(run_dirs, REPORT_COLUMNS)`: from the reader
+        when it was made to read these run folders, else read here (ReportInputError on bad input either
+        way)."""
+        from reports.logread import REPORT_COLUMNS, load_runs, run_data
 
         self._start()  # matplotlib is imported while the logs are read (or taken)
         reading, self._reading = self._reading, None
         if self._logs is None or reading != [Path(run_dir) for run_dir in run_dirs]:
             self._drop_logs()  # read for nothing: the reader's write fails, and it ends
-            return load_runs(run_dirs)
+            return load_runs(run_dirs, REPORT_COLUMNS)
         pipe, self._logs = self._logs, None
         with os.fdopen(pipe, "rb") as stream:
             try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,6 +141,12 @@ def read_pair_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return start, end
 
 
+def pair_summary(path: Path | str) -> dict[str, Any]:
+    """The summary of one finished pair (its task_end's: family -> column -> values), read again from its
+    log (the tasks frame's `file`)."""
+    return read_pair_file(Path(path))[1]["summary"]
+
+
 def _check_task(path: Path, start: dict[str, Any]) -> None:
     task = start["task"]
     for name in TASK_FIELDS:
@@ -163,6 +169,16 @@ COLUMNS = {
         "mechanism",
     ],
     "memory": ["run", "group", "category", "arm", "task_id", "sim_time", "event", "item_id", "reason"],
+}
+
+
+# The columns `amnesia-bench report` reads of the three families with the most rows (a run's model calls,
+# injections and memory records); the others it reads whole. The strength timeline reads its one pair's memory
+# records from the pair's log again (`pair_summary`).
+REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "calls": ("run", "arm", "task_id", "sim_time", "session_index", "turn_index", "prompt_tokens"),
+    "injections": ("run", "arm", "task_id", "session_index", "turn_index", "block", "tokens"),
+    "memory": ("run", "group", "arm", "task_id", "sim_time", "event", "item_id", "content", "reason"),
 }
 
 
@@ -289,12 +305,15 @@ class _Columns:
     summary columns at a time, with equal strings and tuples stored once across the whole load (`shared`):
     a label, an item id or a memory block repeated over turns, arms and tasks costs one pointer per row."""
 
-    def __init__(self, family: str, shared: dict[Any, Any]) -> None:
+    def __init__(self, family: str, shared: dict[Any, Any], kept: Collection[str] | None = None) -> None:
+        """`kept`: the frame columns gathered (None: all of them); the others are not read."""
         self.family = family
         names = SUMMARY_COLUMNS[family]
         # probes carry the task's language right after sim_time (a column of the task, not the summary)
         extra = ("lang",) if family == "probes" else ()
-        self.columns = {name: _Values() for name in (*_CONTEXT, names[0], *extra, *names[1:])}
+        every = (*_CONTEXT, names[0], *extra, *names[1:])
+        self.names = [name for name in every if kept is None or name in kept]
+        self.columns = {name: _Values() for name in self.names}
         self._shared = shared
 
     def extend(self, context: dict[str, Any], summary: dict[str, list[Any]]) -> None:
@@ -322,8 +341,8 @@ class _Columns:
         import pandas as pd
 
         columns, self.columns = self.columns, {}
-        if not len(columns["run"]):  # no rows in the whole load
-            return pd.DataFrame(columns=COLUMNS[self.family])
+        if not columns or not len(next(iter(columns.values()))):  # no rows in the whole load
+            return pd.DataFrame(columns=[name for name in COLUMNS[self.family] if name in self.names])
         made = {name: columns.pop(name).column() for name in list(columns)}
         return pd.DataFrame(made, copy=False)
 
@@ -362,10 +381,13 @@ def _refuse_duplicates(runs: list[RunInfo]) -> None:
             )
 
 
-def load_runs(run_dirs: Sequence[Path | str]) -> RunData:
+def load_runs(
+    run_dirs: Sequence[Path | str], columns: Mapping[str, Collection[str]] | None = None
+) -> RunData:
     """Load one or more run folders of the same design (same task set and arms) into one RunData; a folder
-    of run folders stands for its run folders. Duplicate runs are refused (ReportInputError)."""
-    return run_data(read_runs(run_dirs))
+    of run folders stands for its run folders. Duplicate runs are refused (ReportInputError). `columns`:
+    family -> the only columns its frame gets (REPORT_COLUMNS: a report's); a family not named is whole."""
+    return run_data(read_runs(run_dirs, columns))
 
 
 @dataclass
@@ -380,7 +402,9 @@ class RunLogs:
     arm_configs: dict[str, dict[str, Any]]
 
 
-def read_runs(run_dirs: Sequence[Path | str]) -> RunLogs:
+def read_runs(
+    run_dirs: Sequence[Path | str], columns: Mapping[str, Collection[str]] | None = None
+) -> RunLogs:
     """The checks and the reading of `load_runs`, without making the frames (`run_data` makes them)."""
     if not run_dirs:
         raise ReportInputError("no run folder given")
@@ -396,7 +420,10 @@ def read_runs(run_dirs: Sequence[Path | str]) -> RunLogs:
             raise ReportInputError(f"{run.path}/manifest.json: arms: differ from {first.path}")
     _refuse_duplicates(runs)
     shared: dict[Any, Any] = {}
-    families = {name: _Columns(name, shared) for name in ("calls", "injections", "probes", "memory")}
+    kept = columns or {}
+    families = {
+        name: _Columns(name, shared, kept.get(name)) for name in ("calls", "injections", "probes", "memory")
+    }
     task_rows: list[tuple[Any, ...]] = []  # TASK_COLUMNS
     task_specs = TaskSpecs()
     arm_configs: dict[str, dict[str, Any]] = {}

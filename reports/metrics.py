@@ -83,38 +83,64 @@ def flag_stale_injections(data: RunData, checker: StaleChecker) -> pd.Series:
     """Per model call: does the injected block assert a stale value that is out of date at the call's time?"""
     if data.calls.empty:
         return pd.Series([], dtype=bool)
-    turn = ["run", "arm", "task_id", "session_index", "turn_index"]
-    blocks = data.injections.set_index(turn)["block"].to_dict() if not data.injections.empty else {}
-    columns = [data.calls[c].to_numpy(dtype=object) for c in turn]  # plain values: no pandas per element
+    blocks = _blocks_of_calls(data)
+    task_ids = data.calls["task_id"].to_numpy(dtype=object)  # plain values: no pandas per element
     flags = [
-        bool(checker.out_of_date(key[2], blocks.get(key, ""), t))
-        for key, t in zip(zip(*columns, strict=True), data.calls["sim_time"].to_numpy(), strict=True)
+        bool(checker.out_of_date(task_id, block, t))
+        for task_id, block, t in zip(task_ids, blocks, data.calls["sim_time"].to_numpy(), strict=True)
     ]
     return pd.Series(flags, index=data.calls.index, dtype=bool)
 
 
+def _blocks_of_calls(data: RunData) -> np.ndarray:
+    """Each model call's injected block: its turn's (the last injection of the turn when there are several),
+    "" when none. The turns are matched by their codes (a MultiIndex), not through a dict of one key tuple a
+    turn: at 10^5 tasks the calls are 1.7 million rows."""
+    turn = ["run", "arm", "task_id", "session_index", "turn_index"]
+    found = np.full(len(data.calls), "", dtype=object)
+    injections = data.injections
+    if injections.empty:
+        return found
+    last = ~injections.duplicated(turn, keep="last").to_numpy()
+    positions = pd.MultiIndex.from_frame(injections.loc[last, turn]).get_indexer(
+        pd.MultiIndex.from_frame(data.calls[turn])
+    )
+    matched = positions >= 0
+    found[matched] = injections["block"].to_numpy(dtype=object)[last][positions[matched]]
+    return found
+
+
 def inject_only_items(data: RunData, checker: StaleChecker) -> pd.DataFrame:
     """Items whose every touch was an injection (kept alive only by being shown), and whether such an item was
-    out of date at one of those touches. One row per item."""
+    out of date at one of those touches. One row per item, in the order of their first touch."""
     memory = data.memory
     key = ["run", "arm", "task_id", "item_id"]
-    if memory.empty or not (memory["event"] == "touch").any():
+    event = memory["event"].to_numpy(dtype=object) if len(memory) else np.array([], dtype=object)
+    touched = event == "touch"
+    if not touched.any():
         return pd.DataFrame(columns=[*key, "stale"])
-    # the columns needed picked before the rows: touches are most memory records, a copy of all their
-    # columns would be most of the memory frame
-    touches = memory.loc[memory["event"] == "touch", [*key, "reason", "sim_time"]]
-    shown_only = touches.assign(shown=touches["reason"] == "inject").groupby(key)["shown"].transform("all")
-    kept = touches[shown_only.to_numpy(dtype=bool)]
-    writes = memory.loc[memory["event"] == "write", [*key, "content"]]
-    contents = writes.set_index(key)["content"].to_dict()
-    stale: dict[tuple, bool] = {}  # item -> out of date at one of its touches (checked until one is)
-    columns = [kept[c].to_numpy(dtype=object) for c in key]
-    for *item, t in zip(*columns, kept["sim_time"].to_numpy(), strict=True):
-        item = tuple(item)
-        if not stale.get(item, False):
-            stale[item] = bool(checker.out_of_date(item[2], contents.get(item) or "", t))
-    rows = [(*item, found) for item, found in stale.items()]
-    return pd.DataFrame(rows, columns=[*key, "stale"])
+    # each record's item as a number, not a tuple of its key (memory records are most of a run's rows): the
+    # items' flags are arrays indexed by it
+    item = memory.groupby(key, sort=False, dropna=False).ngroup().to_numpy()
+    items = int(item.max()) + 1
+    shown = np.ones(items, dtype=bool)  # every touch of the item was an injection
+    shown[item[touched & (memory["reason"].to_numpy(dtype=object) != "inject")]] = False
+    rows = np.flatnonzero(touched & shown[item])
+    writes = np.flatnonzero(event == "write")[::-1]  # the last write of an item first: its content counts
+    content = np.full(items, None, dtype=object)
+    numbers, first = np.unique(item[writes], return_index=True)
+    content[numbers] = memory["content"].to_numpy(dtype=object)[writes[first]]
+    stale = np.zeros(items, dtype=bool)  # out of date at one of its touches (checked until it is)
+    task_ids = memory["task_id"].to_numpy(dtype=object)
+    times = memory["sim_time"].to_numpy()[rows].tolist()
+    for row, number, t in zip(rows.tolist(), item[rows].tolist(), times, strict=True):
+        if not stale[number]:
+            stale[number] = bool(checker.out_of_date(task_ids[row], content[number] or "", t))
+    numbers, first = np.unique(item[rows], return_index=True)
+    order = np.argsort(first, kind="stable")
+    found = memory.iloc[rows[first[order]], [memory.columns.get_loc(name) for name in key]]
+    found = found.reset_index(drop=True)
+    return found.assign(stale=stale[numbers[order]])
 
 
 def probe_flags(probes: pd.DataFrame) -> pd.DataFrame:

@@ -35,16 +35,21 @@ def test_workers_change_nothing_in_the_report_and_rebuilds_are_byte_identical(wr
         assert mismatch == [] and errors == []
 
 
-def test_tables_are_the_same_when_what_only_the_per_task_table_reads_is_let_go(write_run, tmp_path):
-    """`tables_of(..., release=True)` (the report's way) drops the task specs and the PER_TASK_ONLY columns
-    once the per-task table is made; every table is what it is with them kept."""
+def test_tables_are_the_same_from_the_report_columns_and_with_per_task_inputs_let_go(write_run, tmp_path):
+    """The report's way, the frames read with REPORT_COLUMNS only and `tables_of(..., release=True)` (the
+    task specs and the PER_TASK_ONLY columns dropped once the per-task table is made), gives every table
+    as the whole frames do."""
     import pandas as pd
 
     from reports.build import PER_TASK_ONLY, tables_of
-    from reports.logread import load_runs
+    from reports.logread import REPORT_COLUMNS, load_runs
 
     runs = [write_run(tmp_path / "run"), write_run(tmp_path / "seed1", seed=1)]
-    kept, released = load_runs(runs), load_runs(runs)
+    kept, released = load_runs(runs), load_runs(runs, REPORT_COLUMNS)
+    for family, columns in REPORT_COLUMNS.items():
+        assert list(getattr(released, family).columns) == [
+            name for name in getattr(kept, family).columns if name in columns
+        ]
     expected = tables_of(kept, resamples=200)
     found = tables_of(released, resamples=200, release=True)
     assert len(kept.task_specs) == 4 and not released.task_specs
@@ -55,6 +60,28 @@ def test_tables_are_the_same_when_what_only_the_per_task_table_reads_is_let_go(w
         pd.testing.assert_frame_equal(getattr(found, name), getattr(expected, name))
     pd.testing.assert_frame_equal(found.paired(), expected.paired())
     assert found.benefit == expected.benefit
+
+
+def test_the_strength_timeline_reads_its_pair_again_as_the_whole_memory_frame_has_it(write_run, tmp_path):
+    """`timeline_of` on the report's narrow frames: the pair's memory records read again from its log, of
+    the first run that has some, are the whole memory frame's rows of that pair (the figure's columns)."""
+    import pandas as pd
+
+    from reports.logread import REPORT_COLUMNS, load_runs
+    from tasks.logschema import SUMMARY_COLUMNS
+
+    runs = [write_run(tmp_path / "run"), write_run(tmp_path / "seed1", seed=1)]
+    whole, narrow = load_runs(runs), load_runs(runs, REPORT_COLUMNS)
+    memory = whole.memory
+    for arm, task_id in sorted(set(zip(whole.tasks["arm"], whole.tasks["task_id"], strict=True))):
+        timeline = figurepool.timeline_of(narrow, arm, task_id)
+        rows = memory[(memory["arm"] == arm) & (memory["task_id"] == task_id)]
+        rows = rows[rows["run"] == rows["run"].min()].sort_values("sim_time", kind="stable")
+        columns = list(SUMMARY_COLUMNS["memory"])
+        found = timeline.events[columns].reset_index(drop=True)
+        expected = rows[columns].reset_index(drop=True).astype(found.dtypes.to_dict())
+        pd.testing.assert_frame_equal(found, expected, check_index_type=False)
+        assert len(found) == len(rows) and timeline.horizon > 0
 
 
 def _points():
@@ -70,19 +97,20 @@ _TRADEOFF_COLUMNS = [
 
 def test_logs_read_by_the_reader_are_the_logs_read_here(write_run, tmp_path):
     """`FigurePool(read=runs).logs(runs)` (the CLI's way: read while the report imports pandas) is
-    `load_runs(runs)`; asked for other run folders, the pool reads them here, and its figures still draw."""
+    `load_runs(runs, REPORT_COLUMNS)`; asked for other run folders, the pool reads them here, and its figures
+    still draw."""
     import pandas as pd
 
-    from reports.logread import load_runs
+    from reports.logread import REPORT_COLUMNS, load_runs
 
     runs = [write_run(tmp_path / "run"), write_run(tmp_path / "seed1", seed=1)]
-    here = load_runs(runs)
+    here = load_runs(runs, REPORT_COLUMNS)
     for asked in (runs, runs[:1]):
         with figurepool.FigurePool(read=runs) as pool:
             there = pool.logs(asked)
             pool.submit(0, "tradeoff", tmp_path / f"figures{len(asked)}", ["a"], _points())
             pool.wait()
-        expected = here if asked == runs else load_runs(asked)
+        expected = here if asked == runs else load_runs(asked, REPORT_COLUMNS)
         for name in ("tasks", "calls", "injections", "probes", "memory"):
             pd.testing.assert_frame_equal(getattr(there, name), getattr(expected, name))
         assert (
@@ -104,14 +132,16 @@ def test_the_reader_reads_runs_up_to_a_size_and_the_report_reads_bigger_ones(
     from reports import logread
 
     runs = [write_run(tmp_path / "run"), write_run(tmp_path / "seed1", seed=1)]
-    expected = logread.load_runs(runs)
+    expected = logread.load_runs(runs, logread.REPORT_COLUMNS)
     pairs = figurepool._announced_pairs(runs)
     assert pairs == len(expected.tasks)
     monkeypatch.setattr(figurepool, "WORKER_READS_UP_TO", pairs + allowance)
     readers: list[int] = []  # the processes that read, as this process sees them (a worker's list is its own)
     read_runs = logread.read_runs
     monkeypatch.setattr(
-        logread, "read_runs", lambda run_dirs: readers.append(os.getpid()) or read_runs(run_dirs)
+        logread,
+        "read_runs",
+        lambda run_dirs, columns=None: readers.append(os.getpid()) or read_runs(run_dirs, columns),
     )
     with figurepool.FigurePool(read=runs) as pool:
         data = pool.logs(runs)
