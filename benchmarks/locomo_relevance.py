@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -57,6 +58,47 @@ def retention(run_dir: Path) -> pd.DataFrame:
     return table[table["mechanism"] == "all"].set_index("arm")
 
 
+def run_cells(
+    data: Path,
+    out: Path,
+    policies: list[str],
+    budgets: list[int],
+    arms_of: Callable[[str], tuple[list[str], dict[str, dict[str, object]]]],
+    workers: int,
+    *,
+    limit: int | None = None,
+    prefix: str = "",
+) -> dict[tuple[str, int], pd.DataFrame]:
+    """LoCoMo imported under each ttl policy (into OUT/<prefix>tasks-<policy>), then one run per budget
+    (OUT/<prefix><policy>-<budget>) of the arms `arms_of(policy)` gives with their arm-config entries
+    (OUT/<prefix>arms-<policy>.yaml, when there are any); returns the retention table of each (policy,
+    budget). Shared by this script and `relevance_frontier.py`."""
+    results: dict[tuple[str, int], pd.DataFrame] = {}
+    for policy in policies:
+        slug = policy.replace(" ", "-")
+        tasks = out / f"{prefix}tasks-{slug}"
+        import_locomo(data, tasks, parse_ttl_policy(POLICIES[policy]), limit=limit)
+        arms, config = arms_of(policy)
+        config_file = None
+        if config:
+            config_file = out / f"{prefix}arms-{slug}.yaml"
+            config_file.write_text(yaml.safe_dump(config), encoding="utf-8")
+        for budget in budgets:
+            folder = out / f"{prefix}{slug}-{budget}"
+            run(
+                tasks,
+                arms,
+                budget_tokens=budget,
+                out=folder,
+                workers=workers,
+                arm_config=config_file,
+                report=False,
+            )
+            results[(policy, budget)] = retention(folder)
+            print(f"done: LoCoMo, ttl {policy}, {budget} tokens", file=sys.stderr, flush=True)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("../shared/data/locomo10"), help="LoCoMo folder")
@@ -71,29 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--budgets: expected comma-separated integers, got {args.budgets!r}")
     if args.out.exists() and any(args.out.iterdir()):
         parser.error(f"--out: {args.out} is not empty (remove it or choose another folder)")
-    results: dict[tuple[str, int], pd.DataFrame] = {}
-    for policy, spec in POLICIES.items():
-        slug = policy.replace(" ", "-")
-        tasks = args.out / f"tasks-{slug}"
-        import_locomo(args.data, tasks, parse_ttl_policy(spec), limit=args.limit)
-        arms, config = arms_for(policy)
-        config_file = None
-        if config:
-            config_file = args.out / f"arms-{slug}.yaml"
-            config_file.write_text(yaml.safe_dump(config), encoding="utf-8")
-        for budget in budgets:
-            out = args.out / f"{slug}-{budget}"
-            run(
-                tasks,
-                arms,
-                budget_tokens=budget,
-                out=out,
-                workers=args.workers,
-                arm_config=config_file,
-                report=False,
-            )
-            results[(policy, budget)] = retention(out)
-            print(f"done: ttl {policy}, {budget} tokens", file=sys.stderr, flush=True)
+    results = run_cells(
+        args.data, args.out, list(POLICIES), budgets, arms_for, args.workers, limit=args.limit
+    )
     print("Evidence retention on LoCoMo (share of the evidence memories injected at the question, 95% CI):")
     print()
     print("| ttl policy | budget | " + " | ".join(f"`{arm}`" for arm in ARMS) + " |")

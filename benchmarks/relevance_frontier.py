@@ -33,12 +33,10 @@ import sys
 from pathlib import Path
 
 import yaml
-from locomo_relevance import FLOOR_BUDGET, FLOOR_SHARE, POLICIES, retention
+from locomo_relevance import FLOOR_BUDGET, FLOOR_SHARE, POLICIES, run_cells
 from relevance_harmful import BUDGETS, probe_outcomes
 
 from amnesia_bench.api import run
-from tasks.importers.common import parse_ttl_policy
-from tasks.importers.locomo import import_locomo
 
 DEMOTE = {"relevance_duplicates": "demote"}
 RENEW_BY_STRENGTH = {"relevance_renewal": "strength"}
@@ -82,14 +80,18 @@ CANDIDATES: dict[str, dict[str, object]] = {
 }
 
 
-def arm_config(folder: Path, names: list[str], extra: dict[str, object]) -> Path:
-    """An arm-config file defining each candidate as `rel-<name>` on the `amnesia-relevance` preset."""
-    config = {
+def arm_entries(names: list[str], extra: dict[str, object]) -> dict[str, dict[str, object]]:
+    """Each candidate as `rel-<name>` on the `amnesia-relevance` preset, with `extra` options."""
+    return {
         f"rel-{name}": {"base": "amnesia-relevance", "options": {**CANDIDATES[name], **extra}}
         for name in names
     }
-    path = folder / ("arms-no-expiry.yaml" if extra else "arms.yaml")
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+def arm_config(folder: Path, names: list[str]) -> Path:
+    """An arm-config file defining each candidate (`arm_entries`)."""
+    path = folder / "arms.yaml"
+    path.write_text(yaml.safe_dump(arm_entries(names, {})), encoding="utf-8")
     return path
 
 
@@ -102,7 +104,7 @@ def run_without_report(
 
 def brought_back(sets: list[Path], budgets: list[int], names: list[str], out: Path, workers: int) -> dict:
     """{(candidate, set name): [brought back at each budget]}."""
-    config = arm_config(out, names, {})
+    config = arm_config(out, names)
     counts: dict[tuple[str, str], list[int]] = {}
     for tasks in sets:
         for budget in budgets:
@@ -121,21 +123,14 @@ def brought_back(sets: list[Path], budgets: list[int], names: list[str], out: Pa
 def locomo(
     data: Path, policies: list[str], budgets: list[int], names: list[str], out: Path, workers: int
 ) -> dict:
-    """{(policy, budget): retention table indexed by arm}."""
-    results = {}
-    for policy in policies:
-        spec = POLICIES[policy]
-        slug = policy.replace(" ", "-")
-        tasks = out / f"locomo-tasks-{slug}"
-        import_locomo(data, tasks, parse_ttl_policy(spec), limit=None)
-        config = arm_config(out, names, {"auto_expire": False} if policy == "none" else {})
-        for budget in budgets:
-            folder = out / f"locomo-{slug}-{budget}"
-            arms = ["retrieval", *(f"rel-{name}" for name in names)]
-            run_without_report(tasks, arms, budget, folder, workers, config)
-            results[(policy, budget)] = retention(folder)
-            print(f"done: LoCoMo, ttl {policy}, {budget} tokens", file=sys.stderr, flush=True)
-    return results
+    """{(policy, budget): retention table indexed by arm}: `retrieval` and every candidate (with no ttl
+    the candidates run with `auto_expire: false`)."""
+
+    def arms_of(policy: str) -> tuple[list[str], dict[str, dict[str, object]]]:
+        extra: dict[str, object] = {"auto_expire": False} if policy == "none" else {}
+        return ["retrieval", *(f"rel-{name}" for name in names)], arm_entries(names, extra)
+
+    return run_cells(data, out, policies, budgets, arms_of, workers, prefix="locomo-")
 
 
 def main(argv: list[str] | None = None) -> int:
