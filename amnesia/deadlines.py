@@ -270,13 +270,22 @@ def _clause_before(text: str, start: int) -> str:
     return text[clause_start:start]
 
 
+def _named_day(group: dict[str, str | None], today: _Today) -> float | None:
+    """A time point both languages share: today, tomorrow, the day after (Chinese only) or an ISO date."""
+    for name, ahead in (("today", 0), ("tomorrow", 1), ("after", 2)):
+        if group.get(name):
+            return today.end_of(today.day + timedelta(days=ahead))
+    if group["iso"]:
+        return _day_end(today, _dated(today.day, int(group["isoy"]), int(group["isom"]), int(group["isod"])))
+    return None
+
+
 def _english_point(match: re.Match[str], today: _Today) -> float | None:
     group = match.groupdict()
     day = today.day
-    if group["today"]:
-        return today.end_of(day)
-    if group["tomorrow"]:
-        return today.end_of(day + timedelta(days=1))
+    named = _named_day(group, today)
+    if named is not None:
+        return named
     if group["weekday"]:
         return _weekday_end(today, WEEKDAYS_EN[group["weekday"].lower()], (group["wkmod"] or "").lower())
     if group["weekend"]:
@@ -286,8 +295,6 @@ def _english_point(match: re.Match[str], today: _Today) -> float | None:
         unit = group["endunit"] or group["nextunit"] or {"eow": "week", "eom": "month"}[group["eow"].lower()]
         ahead = 1 if group["nextunit"] or (group["endwhich"] or "").lower() == "next" else 0
         return _period_end(today, unit.lower(), ahead)
-    if group["iso"]:
-        return _day_end(today, _dated(day, int(group["isoy"]), int(group["isom"]), int(group["isod"])))
     if group["dm"] or group["md"]:
         prefix = "dm" if group["dm"] else "md"
         year = group[f"{prefix}y"]
@@ -384,13 +391,9 @@ _AS_OF_NOW = ("今天", "今日")
 
 def _chinese_point(match: re.Match[str], today: _Today) -> float | None:
     group = match.groupdict()
-    day = today.day
-    if group["today"]:
-        return today.end_of(day)
-    if group["tomorrow"]:
-        return today.end_of(day + timedelta(days=1))
-    if group["after"]:
-        return today.end_of(day + timedelta(days=2))
+    named = _named_day(group, today)
+    if named is not None:
+        return named
     if group["weekday"]:
         modifier = {"本": "this", "这": "this", "下": "next", "下个": "next"}.get(group["wkmod"] or "", "")
         return _weekday_end(today, WEEKDAYS_ZH[group["weekday"]], modifier)
@@ -407,9 +410,7 @@ def _chinese_point(match: re.Match[str], today: _Today) -> float | None:
         month, number = _zh_number(group["m"]), _zh_number(group["d"])
         if month is None or number is None:
             return None
-        return _day_end(today, _dated(day, int(group["y"]) if group["y"] else None, month, number))
-    if group["iso"]:
-        return _day_end(today, _dated(day, int(group["isoy"]), int(group["isom"]), int(group["isod"])))
+        return _day_end(today, _dated(today.day, int(group["y"]) if group["y"] else None, month, number))
     return None
 
 
