@@ -71,7 +71,7 @@ SMALL_STORE = 16  # up to this many slots, due and stale items are found in plai
 # Why a due item goes, by whether it expired (an object array: gathering from it hands out these very
 # strings, not one new string per item).
 _DUE_REASONS = np.array(["stale", "expired"], dtype=object)
-_WHY = ("stale", "expired")  # the same, by whether it expired, for a small store's Python path
+_WHY = tuple(_DUE_REASONS.tolist())  # the same, for a small store's Python path
 
 
 class DueItems(NamedTuple):
@@ -329,19 +329,16 @@ class ItemIndex:
             return self._restale_small(strengths)
         stale = self.stale_mask(strengths)
         changed = (columns.alive[:n] & (stale != columns.marked_stale[:n])).nonzero()[0]
-        updated = []
-        for slot in changed:
-            item = self.at(slot)
-            item.status = "stale" if stale[slot] else "active"
-            columns.marked_stale[slot] = bool(stale[slot])
-            updated.append(item)
+        updated = [self._mark_stale(slot, bool(stale[slot])) for slot in changed]
         return int(np.count_nonzero(stale)), updated
 
     def _restale_small(self, strengths: np.ndarray) -> tuple[int, list[MemoryItem]]:
         """`restale` on a few slots, in plain Python (the same masks: `stale_mask`'s comparison)."""
         columns, n = self.columns, self.columns.used
-        alive, pinned, marked = columns.alive[:n].tolist(), columns.pinned[:n].tolist(), columns.marked_stale
-        was_stale, strength = marked[:n].tolist(), strengths.tolist()
+        alive, pinned, was_stale = (
+            column[:n].tolist() for column in (columns.alive, columns.pinned, columns.marked_stale)
+        )
+        strength = strengths.tolist()
         threshold = decay.stale_threshold(self.config)
         count, updated = 0, []
         for slot in range(n):
@@ -350,11 +347,15 @@ class ItemIndex:
             stale = not pinned[slot] and strength[slot] < threshold
             count += stale
             if stale != was_stale[slot]:
-                item = self.at(slot)
-                item.status = "stale" if stale else "active"
-                marked[slot] = stale
-                updated.append(item)
+                updated.append(self._mark_stale(slot, stale))
         return count, updated
+
+    def _mark_stale(self, slot: int, stale: bool) -> MemoryItem:
+        """Set the item at `slot` stale (or active again) and its column mark; return the item."""
+        item = self.at(slot)
+        item.status = "stale" if stale else "active"
+        self.columns.marked_stale[slot] = stale
+        return item
 
     def counts(self, strengths: np.ndarray, *, forgotten: int) -> dict[str, int]:
         """The status counts: live items active, stale and pinned, and `forgotten` (counted by the store)."""
