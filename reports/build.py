@@ -99,8 +99,8 @@ def tables_of(
 ) -> ReportTables:
     """`compute_tables` on runs already loaded (references checked). `shown(summary, stale_by_age)` is called
     as soon as the tables the figures show exist, before the paired tables (the longest part) are computed.
-    `release`: `data` is the caller's to give up: what only the per-task table reads is let go of once that
-    table is made (`release_per_task_inputs`), before the tables that need the most memory."""
+    `release`: `data` is the caller's to give up: its task specs are let go of once the per-task table is
+    made (`release_per_task_inputs`), before the tables that need the most memory."""
     table = per_task(data)
     if release:
         release_per_task_inputs(data)
@@ -147,20 +147,10 @@ def tables_of(
     )
 
 
-# What only `per_task` reads (the stale checks of injected blocks and inject-only items): frame -> columns.
-PER_TASK_ONLY = {"injections": ("block",), "memory": ("content",)}
-
-
 def release_per_task_inputs(data: RunData) -> None:
-    """Let go of the task specs and the PER_TASK_ONLY columns of `data` (its frames lose those columns):
-    a report reads them only for the per-task table, and at 10^5 tasks x 3 arms they are about 10% of the
-    loaded data (the specs as JSON text, the distinct memory blocks)."""
+    """Let go of the task specs of `data`: a report reads them only to check `--timeline-task`, and at
+    10^5 tasks x 3 arms they are about 10% of the loaded data (the specs as JSON text)."""
     data.task_specs = {}
-    for frame, columns in PER_TASK_ONLY.items():
-        held = getattr(data, frame)
-        for column in columns:
-            if column in held.columns:
-                del held[column]  # in place: the frame's other columns are not copied
 
 
 FIGURES = (  # in report.md's order

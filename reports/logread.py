@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reports.staleness import StaleChecker
 from tasks.errors import ReportInputError
 from tasks.logschema import MANIFEST_FORMAT, SUMMARY_COLUMNS, read_log, read_pair
 
@@ -174,18 +175,23 @@ COLUMNS = {
 
 # The columns `amnesia-bench report` reads of the three families with the most rows (a run's model calls,
 # injections and memory records); the others it reads whole. The strength timeline reads its one pair's memory
-# records from the pair's log again (`pair_summary`).
+# records from the pair's log again (`pair_summary`). The injected blocks and the items' contents are read
+# only pair by pair, for the stale counts of the tasks frame (STALE_COLUMNS).
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "calls": ("run", "arm", "task_id", "sim_time", "session_index", "turn_index", "prompt_tokens"),
-    "injections": ("run", "arm", "task_id", "session_index", "turn_index", "block", "tokens"),
-    "memory": ("run", "group", "arm", "task_id", "sim_time", "event", "item_id", "content", "reason"),
+    "calls": ("run", "arm", "task_id", "sim_time", "prompt_tokens"),
+    "injections": ("run", "arm", "task_id", "session_index", "turn_index", "tokens"),
+    "memory": ("run", "group", "arm", "task_id", "sim_time", "event", "item_id", "reason"),
 }
 
 
+# A pair's stale counts (`staleness.StaleChecker.pair_counts`), worked out as its log is read: model calls
+# whose injected block asserts an out-of-date stale value, items kept alive only by being shown, and those of
+# them shown while out of date.
+STALE_COLUMNS = ("stale_injection_calls", "inject_only_items", "stale_inject_only_items")
 # The tasks frame: one row per (run, arm, task).
 TASK_COLUMNS = ("run", "arm", "task_id", "group", "category", "lang", "seed", "budget_tokens", "dataset",
                 "written_ttl_policy", "model_calls", "probes", "wall_seconds", "tool_calls", "horizon",
-                "file")  # fmt: skip
+                *STALE_COLUMNS, "file")  # fmt: skip
 _CONTEXT = ("run", "group", "category", "arm", "task_id")  # each frame's first columns: whose row it is
 _TUPLES = frozenset({"item_ids", "expect", "stale", "poison"})  # lists in a summary, tuples in a frame
 _SHARED = frozenset({"block", "item_id", "content", "key", "source", "curve", "reason", "event", "answer",
@@ -426,6 +432,7 @@ def read_runs(
     }
     task_rows: list[tuple[Any, ...]] = []  # TASK_COLUMNS
     task_specs = TaskSpecs()
+    checker = StaleChecker()  # shared: each task's stale values worked out once, each text scanned once
     arm_configs: dict[str, dict[str, Any]] = {}
     for run in runs:
         logs = run.path / "logs"
@@ -451,7 +458,7 @@ def read_runs(
                        start.get("seed"), start.get("budget_tokens"), origin.get("dataset", ""),
                        origin.get("ttl_policy", ""), end["model_calls"], end["probes"],
                        end.get("wall_seconds"), summary["tool_calls"], summary["horizon"],
-                       str(path))  # fmt: skip
+                       *checker.pair_counts(task, summary), str(path))  # fmt: skip
                 # a tuple, not a dict, and its labels stored once: 10^5 tasks x 3 arms are 300,000 rows
                 task_rows.append(tuple(shared.setdefault(v, v) if type(v) is str else v for v in row))
         reference_arm = arm_names[0]

@@ -18,7 +18,6 @@ import pandas as pd
 from scipy import sparse
 
 from reports.logread import RunData
-from reports.staleness import StaleChecker
 from reports.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -79,70 +78,6 @@ AGE_LABELS = ("<1h", "1h-1d", "1d-7d", "7d-30d", ">=30d")
 UNLABELLED = "unlabelled"  # probes whose `mechanism` is ""
 
 
-def flag_stale_injections(data: RunData, checker: StaleChecker) -> pd.Series:
-    """Per model call: does the injected block assert a stale value that is out of date at the call's time?"""
-    if data.calls.empty:
-        return pd.Series([], dtype=bool)
-    blocks = _blocks_of_calls(data)
-    task_ids = data.calls["task_id"].to_numpy(dtype=object)  # plain values: no pandas per element
-    flags = [
-        bool(checker.out_of_date(task_id, block, t))
-        for task_id, block, t in zip(task_ids, blocks, data.calls["sim_time"].to_numpy(), strict=True)
-    ]
-    return pd.Series(flags, index=data.calls.index, dtype=bool)
-
-
-def _blocks_of_calls(data: RunData) -> np.ndarray:
-    """Each model call's injected block: its turn's (the last injection of the turn when there are several),
-    "" when none. The turns are matched by their codes (a MultiIndex), not through a dict of one key tuple a
-    turn: at 10^5 tasks the calls are 1.7 million rows."""
-    turn = ["run", "arm", "task_id", "session_index", "turn_index"]
-    found = np.full(len(data.calls), "", dtype=object)
-    injections = data.injections
-    if injections.empty:
-        return found
-    last = ~injections.duplicated(turn, keep="last").to_numpy()
-    positions = pd.MultiIndex.from_frame(injections.loc[last, turn]).get_indexer(
-        pd.MultiIndex.from_frame(data.calls[turn])
-    )
-    matched = positions >= 0
-    found[matched] = injections["block"].to_numpy(dtype=object)[last][positions[matched]]
-    return found
-
-
-def inject_only_items(data: RunData, checker: StaleChecker) -> pd.DataFrame:
-    """Items whose every touch was an injection (kept alive only by being shown), and whether such an item was
-    out of date at one of those touches. One row per item, in the order of their first touch."""
-    memory = data.memory
-    key = ["run", "arm", "task_id", "item_id"]
-    event = memory["event"].to_numpy(dtype=object) if len(memory) else np.array([], dtype=object)
-    touched = event == "touch"
-    if not touched.any():
-        return pd.DataFrame(columns=[*key, "stale"])
-    # each record's item as a number, not a tuple of its key (memory records are most of a run's rows): the
-    # items' flags are arrays indexed by it
-    item = memory.groupby(key, sort=False, dropna=False).ngroup().to_numpy()
-    items = int(item.max()) + 1
-    shown = np.ones(items, dtype=bool)  # every touch of the item was an injection
-    shown[item[touched & (memory["reason"].to_numpy(dtype=object) != "inject")]] = False
-    rows = np.flatnonzero(touched & shown[item])
-    writes = np.flatnonzero(event == "write")[::-1]  # the last write of an item first: its content counts
-    content = np.full(items, None, dtype=object)
-    numbers, first = np.unique(item[writes], return_index=True)
-    content[numbers] = memory["content"].to_numpy(dtype=object)[writes[first]]
-    stale = np.zeros(items, dtype=bool)  # out of date at one of its touches (checked until it is)
-    task_ids = memory["task_id"].to_numpy(dtype=object)
-    times = memory["sim_time"].to_numpy()[rows].tolist()
-    for row, number, t in zip(rows.tolist(), item[rows].tolist(), times, strict=True):
-        if not stale[number]:
-            stale[number] = bool(checker.out_of_date(task_ids[row], content[number] or "", t))
-    numbers, first = np.unique(item[rows], return_index=True)
-    order = np.argsort(first, kind="stable")
-    found = memory.iloc[rows[first[order]], [memory.columns.get_loc(name) for name in key]]
-    found = found.reset_index(drop=True)
-    return found.assign(stale=stale[numbers[order]])
-
-
 def probe_flags(probes: pd.DataFrame) -> pd.DataFrame:
     """`probes` with one boolean column per count a metric is built from (correct, stale_probes, ...)."""
     cls = probes["classification"]
@@ -172,25 +107,17 @@ def _run_models(data: RunData) -> dict[int, str]:
 
 
 def per_task(data: RunData) -> pd.DataFrame:
-    """One row per (run, arm, task) with the counts every metric is built from (and the run's model)."""
+    """One row per (run, arm, task) with the counts every metric is built from (and the run's model); the
+    stale counts come with the tasks frame (logread.STALE_COLUMNS, worked out as the logs are read)."""
     probes = probe_flags(data.probes)
     key = ["run", "arm", "task_id"]
     probe_counts = probes.groupby(key)[_PROBE_COUNTS].sum()
-    checker = StaleChecker(data.task_specs)  # shared: each task's stale values worked out once
-    calls = data.calls.assign(stale_injection_calls=flag_stale_injections(data, checker))
-    call_counts = calls.groupby(key).agg(
-        context_tokens=("prompt_tokens", "sum"), stale_injection_calls=("stale_injection_calls", "sum")
-    )
+    context = data.calls.groupby(key)["prompt_tokens"].sum().rename("context_tokens")
     injected = data.injections.groupby(key)["tokens"].sum().rename("injected_tokens")
-    items = inject_only_items(data, checker)
-    kept = items.groupby(key).agg(
-        inject_only_items=("stale", "size"), stale_inject_only_items=("stale", "sum")
-    )
-    tasks = data.tasks.assign(model=data.tasks["run"].map(_run_models(data)))
-    table = tasks.set_index(key)[
-        ["group", "category", "lang", "model", "probes", "model_calls", "wall_seconds"]
-    ]
-    table = table.join(probe_counts).join(call_counts).join(injected).join(kept)
+    tasks = data.tasks.assign(model=data.tasks["run"].map(_run_models(data))).set_index(key)
+    table = tasks[["group", "category", "lang", "model", "probes", "model_calls", "wall_seconds"]]
+    table = table.join(probe_counts).join(context).join(tasks[["stale_injection_calls"]]).join(injected)
+    table = table.join(tasks[["inject_only_items", "stale_inject_only_items"]])
     table = table.fillna({c: 0 for c in table.columns if c not in _LABELS})
     table["tasks"] = 1
     numeric = [c for c in table.columns if c not in _LABELS]

@@ -105,12 +105,11 @@ class StaleChecker:
     """Which stale values a text asserts while they are out of date, over many (task, text, time) triples of
     a run: each task's stale values are worked out once, and each distinct (text, values) is scanned once
     (one memory block is shown at many calls, one item's content at each of its touches, and generated
-    tasks share statements and values)."""
+    tasks share statements and values). A task is given as its spec (the task_start's `task`), known by its
+    id."""
 
-    def __init__(self, task_specs: dict[str, dict[str, Any]]) -> None:
-        self._specs = task_specs
-        self._values: dict[str, list[StaleValue]] = {}
-        self._names: dict[str, tuple[str, ...]] = {}  # task -> its stale values' names
+    def __init__(self) -> None:
+        self._values: dict[str, tuple[list[StaleValue], tuple[str, ...]]] = {}  # task -> values, names
         self._scans: dict[tuple[str, tuple[str, ...]], set[str]] = {}
 
     def _scan(self, text: str, values: tuple[str, ...]) -> set[str]:
@@ -119,18 +118,55 @@ class StaleChecker:
             found = self._scans[(text, values)] = asserted_values(text, values)
         return found
 
-    def values(self, task_id: str) -> list[StaleValue]:
-        """The task's stale values (`stale_values`), computed on first use."""
-        found = self._values.get(task_id)
+    def _known(self, task: dict[str, Any]) -> tuple[list[StaleValue], tuple[str, ...]]:
+        """The task's stale values (`stale_values`) and their names, worked out on first use."""
+        found = self._values.get(task["id"])
         if found is None:
-            found = self._values[task_id] = stale_values(self._specs[task_id], self._scan)
-            self._names[task_id] = tuple(v.value for v in found)
+            values = stale_values(task, self._scan)
+            found = self._values[task["id"]] = (values, tuple(v.value for v in values))
         return found
 
-    def out_of_date(self, task_id: str, text: str, t: float) -> list[str]:
-        """The stale values of the task that `text` asserts while they are out of date at time t."""
-        values = self.values(task_id)
-        if not text or not any(v.out_of_date(t) for v in values):
-            return []  # nothing out of date at t: no need to read the text
-        asserted = self._scan(text, self._names[task_id])
-        return [v.value for v in values if v.value in asserted and v.out_of_date(t)]
+    def pair_counts(
+        self, task: dict[str, Any], summary: dict[str, dict[str, list[Any]]]
+    ) -> tuple[int, int, int]:
+        """Of one (arm, task) pair, from its summary (`tasks.logschema.SUMMARY_COLUMNS`): the model calls
+        whose injected block (their turn's; the last injection of the turn when there are several) asserts a
+        stale value out of date at the call's time; the items whose every touch was an injection (kept alive
+        only by being shown); and how many of those were out of date at one of those touches (their content
+        being their last write's)."""
+        values, names = self._known(task)
+        due: dict[float, list[str]] = {}  # time -> the values out of date then (a pair has few times)
+
+        def asserts_out_of_date(text: str, t: float) -> bool:
+            if not text:
+                return False
+            late = due.get(t)
+            if late is None:
+                late = due[t] = [v.value for v in values if v.out_of_date(t)]
+            # the text is scanned only when something is out of date at t
+            return bool(late) and not self._scan(text, names).isdisjoint(late)
+
+        injections, calls, memory = summary["injections"], summary["calls"], summary["memory"]
+        turns = zip(injections["session_index"], injections["turn_index"], strict=True)
+        blocks = dict(zip(turns, injections["block"], strict=True))  # the last injection of a turn wins
+        turns = zip(calls["session_index"], calls["turn_index"], strict=True)
+        stale_calls = sum(
+            asserts_out_of_date(blocks.get(turn, ""), t)
+            for turn, t in zip(turns, calls["sim_time"], strict=True)
+        )
+        content: dict[Any, str] = {}  # item -> its last write's content
+        shown: dict[Any, bool] = {}  # touched item -> every touch so far was an injection
+        touches: list[tuple[Any, float]] = []  # (item, time) of each touch
+        columns = ("event", "item_id", "content", "reason", "sim_time")
+        for event, item, text, reason, t in zip(*(memory[name] for name in columns), strict=True):
+            if event == "write":
+                content[item] = text
+            elif event == "touch":
+                touches.append((item, t))
+                shown[item] = shown.get(item, True) and reason == "inject"
+        stale: dict[Any, bool] = {}  # item -> out of date at one of its touches (checked until it is)
+        for item, t in touches:
+            if shown[item] and not stale.get(item):
+                stale[item] = asserts_out_of_date(content.get(item) or "", t)
+        kept = [item for item, only in shown.items() if only]
+        return stale_calls, len(kept), sum(stale[item] for item in kept)
