@@ -21,7 +21,7 @@ from reports.logread import RunData
 from reports.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    bootstrap_sums,
+    bootstrap_column_sums,
     cluster_keys,
     mcnemar_counts,
     paired_from_columns,
@@ -162,7 +162,7 @@ class Fine:
     columns: list[str]  # the count columns summed
     cells: pd.DataFrame  # one row per finest cell: keys + count sums
     totals: np.ndarray  # (cells × columns) point sums
-    sums: np.ndarray  # (resamples × cells × columns) resampled sums
+    sums: np.ndarray  # (cells × columns × resamples) resampled sums
 
 
 def bootstrap_tables(
@@ -171,7 +171,7 @@ def bootstrap_tables(
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Fine]:
     """name -> (per-task table, finest cell keys, count columns): every table's cells resampled with the same
-    task weights, drawn once for all of them (one sparse matrix, one pass of `stats.bootstrap_sums`)."""
+    task weights, drawn once for all of them (one sparse matrix, one `stats.bootstrap_column_sums`)."""
     task_ids = pd.Index(
         pd.unique(np.concatenate([frame[CLUSTER].to_numpy(dtype=object) for frame, _, _ in tables.values()]))
     )
@@ -183,17 +183,20 @@ def bootstrap_tables(
         rows = np.repeat(task_ids.get_indexer(frame[CLUSTER]), width)
         cols = (np.asarray(codes)[:, None] * width + np.arange(width)[None, :]).ravel()
         values = frame[columns].to_numpy(dtype=float).ravel()
+        # Zeros left out (about half the counts): a resampled sum adds weight x value over a column's
+        # entries in task order, starting from +0, so a zero entry adds +0 and changes no bit of it.
+        kept = values != 0
         shape = (len(task_ids), len(cell_frame) * width)
-        blocks.append(sparse.csr_matrix((values, (rows, cols)), shape=shape))
+        blocks.append(sparse.csr_matrix((values[kept], (rows[kept], cols[kept])), shape=shape))
         layout.append((offset, cell_frame, codes))
         offset += shape[1]
-        del rows, cols, values  # not held while the next block is made
+        del rows, cols, values, kept  # not held while the next block is made
     matrix = sparse.hstack(blocks, format="csr") if blocks else sparse.csr_matrix((len(task_ids), 0))
     blocks.clear()
     totals = np.asarray(matrix.sum(axis=0)).ravel()
-    # the column-major copy `bootstrap_sums` works on, made here so that the row-major one is let go first
+    # the column-major copy `bootstrap_column_sums` works on, made here: the row-major one is let go first
     matrix = matrix.tocsc()
-    sums = bootstrap_sums(cluster_keys(task_ids), matrix, resamples, seed)
+    sums = bootstrap_column_sums(cluster_keys(task_ids), matrix, resamples, seed)
     del matrix
     found = {}
     for (name, (frame, keys, columns)), (start, cell_frame, _) in zip(tables.items(), layout, strict=True):
@@ -204,7 +207,7 @@ def bootstrap_tables(
             cell_frame = cell_frame.join(frame.groupby(keys, sort=False)[counts].sum(), on=keys)
         found[name] = Fine(
             frame, keys, columns, cell_frame, totals[start:stop].reshape(count, width),
-            sums[:, start:stop].reshape(resamples, count, width),
+            sums[start:stop].reshape(count, width, resamples),
         )  # fmt: skip
     return found
 
@@ -243,15 +246,15 @@ def coarsen(
         shape=(len(fine.cells), len(coarse_frame)),
     )
     width = len(fine.columns)
-    resamples = fine.sums.shape[0]
-    flat = fine.sums.transpose(0, 2, 1).reshape(resamples * width, len(fine.cells))
-    sums = np.asarray((mapping.T @ flat.T).T).reshape(resamples, width, -1).transpose(0, 2, 1)
+    resamples = fine.sums.shape[2]
+    flat = fine.sums.reshape(len(fine.cells), width * resamples)  # a view: no copy of the resamples
+    sums = np.asarray(mapping.T @ flat).reshape(-1, width, resamples)  # coarse cells x columns x resamples
     totals = np.asarray(mapping.T @ fine.totals)
     position = {c: i for i, c in enumerate(fine.columns)}
     point, samples = {}, {}
     for name, (num, den) in metrics.items():
         point[name] = ratio(totals[:, position[num]], totals[:, position[den]])
-        samples[name] = ratio(sums[:, :, position[num]], sums[:, :, position[den]])
+        samples[name] = ratio(sums[:, position[num]], sums[:, position[den]]).T  # resamples x cells
     counts = [c for c in cells.columns if c not in (*fine.keys, "_fine")]
     if counts and len(cells):
         coarse_frame = coarse_frame.join(cells.groupby(by, sort=False)[counts].sum(), on=by)

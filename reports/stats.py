@@ -49,21 +49,56 @@ def cluster_keys(ids: Iterable[str]) -> np.ndarray:
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser: a bijection of uint64 that scatters nearby inputs."""
+    """splitmix64's finaliser: a bijection of uint64 that scatters nearby inputs (in place when `x` is a
+    fresh array of more than one value)."""
     with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
+        if np.ndim(x) == 0:
+            x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            return x ^ (x >> np.uint64(31))
+        for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
+            x ^= x >> np.uint64(shift)
+            if factor is not None:
+                x *= np.uint64(factor)
+        return x
+
+
+_BUCKET_BITS = 16  # a uniform's top bits: in all but a few buckets, every uniform draws the same weight
+
+
+def _bucket_weights() -> tuple[np.ndarray, np.ndarray]:
+    """Per bucket of uniforms (those whose top _BUCKET_BITS bits are its number): the weight its smallest
+    uniform draws, and whether its largest draws another (a Poisson CDF value falls inside the bucket)."""
+    buckets = np.arange(2**_BUCKET_BITS, dtype=np.float64)
+    lowest = buckets * 2.0**-_BUCKET_BITS
+    highest = (buckets + 1.0) * 2.0**-_BUCKET_BITS - 2.0**-53  # the largest multiple of 2^-53 in the bucket
+    low = np.searchsorted(_POISSON_CDF, lowest, side="right")
+    return low.astype(np.float64), low != np.searchsorted(_POISSON_CDF, highest, side="right")
+
+
+_BUCKET_WEIGHT, _BUCKET_SPLIT = _bucket_weights()
+
+
+def _weights(keys: np.ndarray, start: int, stop: int, seed: int, by_cluster: bool) -> np.ndarray:
+    """`poisson_weights`, or its transpose (clusters × resamples, row-major) when `by_cluster`."""
+    with np.errstate(over="ignore"):
+        rows = _mix(np.arange(start, stop, dtype=np.uint64) * _GOLDEN + _mix(np.uint64(seed & (2**64 - 1))))
+        bits = _mix(keys[:, None] ^ rows[None, :] if by_cluster else rows[:, None] ^ keys[None, :])
+    # The uniform is bits >> 11 times 2^-53 and draws searchsorted(CDF, uniform, "right"): looked up by its
+    # top bits, worked out only in the buckets a CDF value splits (a few in 65,536): the same weights.
+    top = (bits >> np.uint64(64 - _BUCKET_BITS)).astype(np.intp)
+    weights = _BUCKET_WEIGHT[top]
+    split = np.flatnonzero(_BUCKET_SPLIT[top])
+    if len(split):
+        uniform = (bits.ravel()[split] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        weights.ravel()[split] = np.searchsorted(_POISSON_CDF, uniform, side="right")
+    return weights
 
 
 def poisson_weights(keys: np.ndarray, start: int, stop: int, seed: int = DEFAULT_SEED) -> np.ndarray:
     """Weights of resamples start..stop-1 (rows) for the clusters `keys` (columns): Poisson(1) draws, each a
     function of (seed, resample, cluster key) alone."""
-    with np.errstate(over="ignore"):
-        rows = _mix(np.arange(start, stop, dtype=np.uint64) * _GOLDEN + _mix(np.uint64(seed & (2**64 - 1))))
-        bits = _mix(rows[:, None] ^ keys[None, :])
-    uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
-    return np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)
+    return _weights(keys, start, stop, seed, by_cluster=False)
 
 
 def bootstrap_sums(
@@ -71,9 +106,18 @@ def bootstrap_sums(
     seed: int = DEFAULT_SEED,
 ) -> np.ndarray:  # fmt: skip
     """(resamples × columns) resampled column sums of `values` (clusters × columns, dense or sparse)."""
+    return bootstrap_column_sums(keys, values, resamples, seed).T
+
+
+def bootstrap_column_sums(
+    keys: np.ndarray, values: np.ndarray | sparse.spmatrix, resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> np.ndarray:  # fmt: skip
+    """`bootstrap_sums` as (columns × resamples), row-major: each column's resamples side by side, as the
+    sparse product makes them (no transposed copy), and as a table's cells are summed and divided."""
     clusters = len(keys)
     columns = values.shape[1]
-    out = np.zeros((resamples, columns))
+    out = np.zeros((columns, resamples))
     if clusters == 0 or columns == 0:
         return out
     transposed = None  # columns x clusters, row-major: a column-major matrix's transpose, without a copy
@@ -82,11 +126,10 @@ def bootstrap_sums(
     step = max(1, _BLOCK_ELEMENTS // clusters)
     for start in range(0, resamples, step):
         stop = min(resamples, start + step)
-        weights = poisson_weights(keys, start, stop, seed)
-        if transposed is not None:
-            out[start:stop] = (transposed @ weights.T).T
+        if transposed is not None:  # the weights made clusters x resamples: the product reads them so
+            out[:, start:stop] = transposed @ _weights(keys, start, stop, seed, by_cluster=True)
         else:
-            out[start:stop] = weights @ values
+            out[:, start:stop] = (poisson_weights(keys, start, stop, seed) @ values).T
     return out
 
 

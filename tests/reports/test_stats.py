@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from reports.stats import (
     MIN_TASKS,
+    bootstrap_column_sums,
     bootstrap_sums,
     cluster_keys,
     is_significant,
@@ -63,6 +64,36 @@ def test_weights_depend_only_on_task_resample_and_seed():
 
 
 @settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(max_size=8), min_size=1, max_size=40), st.integers(0, 500), st.integers(0, 2**64 - 1))
+def test_weights_are_the_poisson_draws_of_their_uniforms(ids, start, seed):
+    """The weights looked up by a uniform's top bits are those `searchsorted` gives every uniform."""
+    from reports.stats import _GOLDEN, _POISSON_CDF, _mix, _weights
+
+    keys = cluster_keys(ids)
+    with np.errstate(over="ignore"):
+        rows = _mix(np.arange(start, start + 30, dtype=np.uint64) * _GOLDEN + _mix(np.uint64(seed)))
+        bits = _mix(rows[:, None] ^ keys[None, :])
+    uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    expected = np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)
+    assert np.array_equal(poisson_weights(keys, start, start + 30, seed), expected)
+    assert np.array_equal(_weights(keys, start, start + 30, seed, by_cluster=True), expected.T)
+
+
+def test_weights_at_the_bucket_edges_are_those_of_their_uniforms():
+    """Every Poisson CDF value falls inside a bucket of uniforms: the uniforms around it draw as
+    `searchsorted` says (the buckets it splits are worked out one uniform at a time)."""
+    from reports.stats import _BUCKET_BITS, _BUCKET_SPLIT, _BUCKET_WEIGHT, _POISSON_CDF
+
+    for value in _POISSON_CDF:
+        exact = int(value * 2.0**53)  # the uniform just below or at the CDF value, as a 53-bit integer
+        for m in (m for m in (exact - 1, exact, exact + 1) if m < 2**53):  # a uniform is below 1
+            uniform = m * 2.0**-53
+            bucket = m >> (53 - _BUCKET_BITS)
+            drawn = np.searchsorted(_POISSON_CDF, uniform, side="right")
+            assert _BUCKET_SPLIT[bucket] or _BUCKET_WEIGHT[bucket] == drawn
+
+
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 5)), min_size=2, max_size=30), st.integers(0, 99))
 def test_sums_are_the_same_dense_sparse_and_by_block(cells, seed):
     from scipy import sparse
@@ -71,6 +102,7 @@ def test_sums_are_the_same_dense_sparse_and_by_block(cells, seed):
     keys = cluster_keys(range(len(cells)))
     dense = bootstrap_sums(keys, values, 120, seed)
     assert np.allclose(dense, bootstrap_sums(keys, sparse.csr_matrix(values), 120, seed))
+    assert np.array_equal(dense.T, bootstrap_column_sums(keys, values, 120, seed))
     assert np.allclose(dense, poisson_weights(keys, 0, 120, seed) @ values)
 
 
