@@ -6,6 +6,9 @@ Slots are reused after removal; `seq` records write order (the final, determinis
 from __future__ import annotations
 
 import math
+from collections import deque
+from collections.abc import Iterator
+from itertools import repeat
 from operator import attrgetter
 
 import numpy as np
@@ -43,9 +46,10 @@ _NUMERIC: tuple[tuple[str, type, object], ...] = (
     ("line_tokens", np.int64, 0),
 )
 SEQ, LINE_TOKENS = 14, 15
-_OBJECTS = ("ids", "items", "hashes")
+_OBJECTS = ("hashes",)
 _NAMES = tuple("_" + name for name in (*(name for name, _, _ in _NUMERIC), *_OBJECTS))  # stored arrays
 INITIAL_CAPACITY = 64  # slots of a new store (doubled when full)
+PURGE_SLACK = 1024  # stale slot_of entries are purged once they outnumber the live by more than this
 
 
 def _empty_columns(capacity: int) -> list[np.ndarray]:
@@ -98,8 +102,6 @@ class ItemColumns:
     marked_stale = _column("marked_stale", "status recorded as stale")
     seq = _column("seq", "write order (the final tie-break)")
     line_tokens = _column("line_tokens", "tokens of the item's block line less its age")
-    ids = _column("ids", "the item's id (None: a free slot)")
-    items = _column("items", "the item (None: a free slot)")
     hashes = _column("hashes", "the audit's keyed hash of its content, when it was handed one")
 
     def __init__(
@@ -108,9 +110,14 @@ class ItemColumns:
         self.auto_expire = auto_expire  # whether unpinned items are ever forgotten (forget_times)
         self.rank_only = rank_only  # decay_mode "rank": decay orders, only a hard expires_at forgets
         self.used = 0  # slots in use or freed: the arrays' meaningful prefix
-        # The slot of every live id. `remove_slots` leaves the entries of the ids it frees in place (a sweep
-        # then deletes thousands of items without one dict deletion each): such a stale entry is recognised
-        # by `ids[slot]` no longer naming its id, and stale entries are purged once they outnumber the live.
+        # The item in each slot (None: a free slot), set at once (not when the columns are filled in): a
+        # plain list, as it is read one slot at a time far more often than gathered.
+        self.item_at: list[MemoryItem | None] = []
+        # The slot of every live id, in write order (the order `ItemIndex.items` lists them in). `free_slots`
+        # may leave the entries of the ids it frees in place (a sweep then deletes thousands of items without
+        # one dict deletion each): such a stale entry is recognised by `item_at[slot]` no longer holding its
+        # id (`live_slot`), and stale entries are purged once they outnumber the live. An id that comes back
+        # goes last (`insert`), as in a dict it was deleted from.
         self.slot_of: dict[str, int] = {}
         self._stale = 0  # stale entries in slot_of
         self._free: list[int] = []
@@ -142,6 +149,28 @@ class ItemColumns:
     def __len__(self) -> int:
         return len(self.slot_of) - self._stale
 
+    def live_slot(self, item_id: str) -> int | None:
+        """The slot of the live item `item_id` (None: no live item has that id)."""
+        slot = self.slot_of.get(item_id)
+        if slot is None:
+            return None
+        item = self.item_at[slot]
+        return slot if item is not None and item.id == item_id else None
+
+    def live_items(self) -> list[MemoryItem]:
+        """The live items in write order."""
+        if not self._stale:  # every entry is live: one C-level pass
+            return list(map(self.item_at.__getitem__, self.slot_of.values()))  # type: ignore[arg-type]
+        return [item for _, _, item in self._live_entries()]
+
+    def _live_entries(self) -> Iterator[tuple[str, int, MemoryItem]]:
+        """(id, slot, item) of each live item, in write order: `slot_of` less its stale entries."""
+        item_at = self.item_at
+        for item_id, slot in self.slot_of.items():
+            item = item_at[slot]
+            if item is not None and item.id == item_id:
+                yield item_id, slot, item
+
     def owner_code(self, owner_id: str | None) -> int:
         if owner_id is None:
             return NO_OWNER
@@ -150,12 +179,11 @@ class ItemColumns:
     def upsert(self, item: MemoryItem, content_hash: str | None = None) -> int:
         """Write `item`'s fields into its slot (a new id gets a new slot and the next write-order number);
         `content_hash`, the audit's keyed hash of its content, is kept with it when given."""
-        item_id = item.id
-        slot = self.slot_of.get(item_id)
-        if slot is None or self.ids[slot] != item_id:  # not indexed (or a stale entry)
+        slot = self.live_slot(item.id)
+        if slot is None:  # not indexed (or a stale entry)
             return self.insert(item, content_hash)
         self._write(slot, item)  # an item indexed already: rewrite its values
-        self._items[slot] = item
+        self.item_at[slot] = item
         if content_hash is not None:
             self._hashes[slot] = content_hash
         return slot
@@ -165,15 +193,19 @@ class ItemColumns:
         item_id = item.id
         if self._free:
             slot = self._free.pop()
+            self.item_at[slot] = item
         else:
             slot = self.used
             if slot >= self.capacity:
                 self._allocate(2 * self.capacity)
             self.used += 1
+            self.item_at.append(item)
         slot_of = self.slot_of
         known = len(slot_of)
         slot_of[item_id] = slot  # no lookup first (most ids are new): the length says if one was there
-        if len(slot_of) == known:  # a stale entry: the id was removed, and comes back
+        if len(slot_of) == known:  # a stale entry: the id was removed, and comes back, last in write order
+            del slot_of[item_id]
+            slot_of[item_id] = slot
             self._stale -= 1
         self._new_slots.append(slot)
         self._new_items.append(item)
@@ -189,8 +221,6 @@ class ItemColumns:
         if len(slots) <= ONE_BY_ONE:
             writers, sequence = self._writers, self._next_seq
             for slot, item, content_hash in zip(slots, items, hashes, strict=True):
-                self._ids[slot] = item.id
-                self._items[slot] = item
                 self._hashes[slot] = content_hash
                 writers[SEQ][slot] = sequence
                 sequence += 1
@@ -266,29 +296,26 @@ class ItemColumns:
         self._alive[slots] = True
         self._seq[slots] = np.arange(self._next_seq, self._next_seq + count)
         self._line_tokens[slots] = static_line_tokens_many(items)
-        self._ids[slots] = np.fromiter([item.id for item in items], object, count)
-        self._items[slots] = np.fromiter(items, object, count)
         self._hashes[slots] = np.fromiter(hashes, object, count)
 
-    def remove_many(self, item_ids: list[str]) -> np.ndarray:
-        """Free the slots of the live `item_ids`; returns them (their numeric values stay until reused)."""
-        slots = np.fromiter(map(self.slot_of.pop, item_ids), dtype=np.intp, count=len(item_ids))
-        self._free_slots(slots)
-        return slots
+    def pop_slots(self, item_ids: list[str]) -> np.ndarray:
+        """Take the live `item_ids` out of `slot_of`; returns their slots (to free: `free_slots`)."""
+        return np.fromiter(map(self.slot_of.pop, item_ids), dtype=np.intp, count=len(item_ids))
 
-    def remove_slots(self, slots: np.ndarray) -> None:
-        """Free live `slots` (known to the caller: a sweep), leaving their ids' slot_of entries stale."""
-        self._free_slots(slots)
-        self._stale += len(slots)
-        if self._stale > len(self) + 1024:  # purge: amortised, one pass per as many removals
-            ids = self.ids[: self.used].tolist()
-            self.slot_of = {item_id: slot for slot, item_id in enumerate(ids) if item_id is not None}
-            self._stale = 0
-
-    def _free_slots(self, slots: np.ndarray) -> None:
+    def free_slots(self, slots: np.ndarray, *, stale_entries: bool) -> None:
+        """Free live `slots` (their numeric values stay until reused). `stale_entries`: their ids are still in
+        `slot_of` (not taken out by `pop_slots`: a sweep), and their entries are now stale."""
         self.alive[slots] = False
-        self.ids[slots] = self.items[slots] = self.hashes[slots] = None  # the items' content goes with them
-        self._free.extend(slots.tolist())
+        self.hashes[slots] = None
+        freed = slots.tolist()
+        item_at = self.item_at
+        deque(map(item_at.__setitem__, freed, repeat(None)), maxlen=0)  # the items' content goes with them
+        self._free.extend(freed)
+        if stale_entries:
+            self._stale += len(freed)
+            if self._stale > len(self) + PURGE_SLACK:  # purge: amortised, one pass per as many removals
+                self.slot_of = {item_id: slot for item_id, slot, _ in self._live_entries()}
+                self._stale = 0
 
     def strengths(self, now: float, decay_k: float, auto_expire: bool) -> np.ndarray:
         n = self.used

@@ -13,7 +13,7 @@ never waits for a sweep. A store shared with other processes is reloaded when it
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -78,8 +78,8 @@ class Amnesia:
         self._index = ItemIndex(self.store.load_items(self.workspace_id), self.config)
 
     @property
-    def _items(self) -> dict[str, MemoryItem]:
-        """The live items by id, in write order (read-only use: the index owns them)."""
+    def _items(self) -> Mapping[str, MemoryItem]:
+        """The live items by id, in write order (read-only: the index owns them)."""
         return self._index.items
 
     def _sync(self) -> None:
@@ -88,7 +88,8 @@ class Amnesia:
 
     def _fresh_id(self) -> str:
         item_id = self._new_id()
-        if item_id in self._index.items:
+        # Most ids were never indexed: a C-level lookup in the slot map (stale entries included) says so.
+        if item_id in self._index.columns.slot_of and item_id in self._index.items:
             raise InvalidInput(f"id: the id factory returned {item_id!r}, which is already in use")
         return item_id
 
@@ -562,7 +563,7 @@ class Amnesia:
             item.scope = "workspace"
             item.owner_id = None
             self.store.commit(self.workspace_id, save=[item])
-            self._index.add(item)
+            self._index.update(item)
         return views.plug_view(item, now, self.config)
 
     def restore(self, id: str) -> views.MemoryView:

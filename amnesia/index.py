@@ -1,14 +1,13 @@
-"""`ItemIndex`: the live items of one workspace, kept three ways — by id, by `key`, and as numpy columns
-(`ItemColumns`) — plus their content bytes (and, with `supersede_same_subject`, the unkeyed ones by
-subject). It answers the engine's questions about them (what is due, what a write supersedes, what to evict,
-what matches a forget) but never talks to the store: the engine commits first and then tells the index what
-changed."""
+"""`ItemIndex`: the live items of one workspace, kept three ways — by id (`LiveItems`, a view of the
+columns' slots), by `key`, and as numpy columns (`ItemColumns`) — plus their content bytes (and, with
+`supersede_same_subject`, the unkeyed ones by subject). It answers the engine's questions about them (what is
+due, what a write supersedes, what to evict, what matches a forget) but never talks to the store: the engine
+commits first and then tells the index what changed."""
 
 from __future__ import annotations
 
 import math
-from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -81,12 +80,61 @@ class DueItems(NamedTuple):
     reasons: list[str]  # "expired" (idle a whole ttl, or past its deadline) or "stale" (decayed out)
 
 
+class LiveItems(Mapping[str, MemoryItem]):
+    """The live items by id, in write order: a read-only view of the columns' id -> slot map and their
+    item-by-slot list. One map serves both (no dict of items beside it): a write inserts one dict entry
+    instead of two, and a sweep deletes none (see `ItemColumns.remove_slots`)."""
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, columns: ItemColumns) -> None:
+        self._columns = columns
+
+    def get(self, item_id: str, default: Any = None) -> Any:
+        columns = self._columns
+        slot = columns.live_slot(item_id)
+        return default if slot is None else columns.item_at[slot]
+
+    def __getitem__(self, item_id: str) -> MemoryItem:
+        item = self.get(item_id)
+        if item is None:
+            raise KeyError(item_id)
+        return item  # type: ignore[no-any-return]
+
+    def __contains__(self, item_id: object) -> bool:
+        return isinstance(item_id, str) and self._columns.live_slot(item_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return (item.id for item in self._columns.live_items())
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def values(self) -> ValuesView[MemoryItem]:
+        return _LiveValues(self)
+
+    def list(self) -> list[MemoryItem]:
+        """The live items, in write order."""
+        return self._columns.live_items()
+
+
+class _LiveValues(ValuesView[MemoryItem]):
+    """`LiveItems.values()`: the items in one pass over the slot map (not one lookup per id)."""
+
+    _mapping: LiveItems
+
+    def __iter__(self) -> Iterator[MemoryItem]:
+        return iter(self._mapping.list())
+
+    def __reversed__(self) -> Iterator[MemoryItem]:
+        return reversed(self._mapping.list())
+
+
 class ItemIndex:
     """Live items by id (write order), ids by key, numpy columns, and the total content bytes."""
 
     def __init__(self, items: Iterable[MemoryItem], config: Config) -> None:
         self.config = config
-        self.items: dict[str, MemoryItem] = {}
         self.ids_by_key: dict[str, set[str]] = {}
         # Unkeyed live items by the subject they state ("<subject> is <value>"), kept only with
         # supersede_same_subject (no cost otherwise).
@@ -96,6 +144,7 @@ class ItemIndex:
         self.columns = ItemColumns(
             auto_expire=config.auto_expire, rank_only=not decay.forgets_by_time(config)
         )
+        self.items = LiveItems(self.columns)
         self.bytes = 0  # content bytes of the live items: what max_store_bytes counts
         # BM25 postings of the live items, kept only for injection_order="relevance" (no cost otherwise).
         self.relevance = RelevanceIndex() if config.injection_order == "relevance" else None
@@ -103,45 +152,49 @@ class ItemIndex:
             self.add(item)
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.columns)
 
     def add(self, item: MemoryItem, content_hash: str | None = None) -> None:
-        """Index a new item or re-index one whose fields changed (`content_hash`: its audit hash if known)."""
-        previous = self.items.get(item.id)
-        self.bytes += item.size_bytes - (previous.size_bytes if previous else 0)
-        self.items[item.id] = item
+        """Index a new item: one whose id no live item has (`content_hash`: its audit hash if known)."""
+        self.bytes += item.size_bytes
         if item.key is not None:
             self.ids_by_key.setdefault(item.key, set()).add(item.id)
-        elif previous is None and self.ids_by_subject is not None:
+        elif self.ids_by_subject is not None:
             subject = subject_of(item.content)
             if subject is not None:
                 self.ids_by_subject.setdefault(subject, set()).add(item.id)
         # The hash is kept: forgetting the item (a sweep may forget tens of thousands) then hashes nothing.
-        # (A live id is in the columns, a new one is not: `insert` need not look it up.)
-        slot = (self.columns.insert if previous is None else self.columns.upsert)(item, content_hash)
-        if previous is None and self.relevance is not None:
+        slot = self.columns.insert(item, content_hash)
+        if self.relevance is not None:
             self.relevance.add(slot, item.content)
+
+    def update(self, item: MemoryItem) -> None:
+        """Re-index a live item whose fields changed (its content, and so its subject, never does)."""
+        self.bytes += item.size_bytes - self.items[item.id].size_bytes
+        if item.key is not None:
+            self.ids_by_key.setdefault(item.key, set()).add(item.id)
+        self.columns.upsert(item)
 
     def remove(self, item_ids: list[str], slots: np.ndarray | None = None) -> None:
         """Drop items the store has deleted (`slots`: their column slots, in the same order, if known)."""
         # C-level passes (map, numpy) rather than one Python loop doing all: a sweep may remove tens of
         # thousands.
-        if not self.ids_by_key and self.relevance is None and not self.ids_by_subject:
-            deque(map(self.items.pop, item_ids), maxlen=0)  # no key ever written, no BM25: just drop them
-        else:
-            removed = list(map(self.items.pop, item_ids))
+        columns = self.columns
+        known = slots is not None
+        if slots is None:
+            slots = columns.pop_slots(item_ids)
+        if self.ids_by_key or self.relevance is not None or self.ids_by_subject:
+            removed = self.at_slots(slots)[0]
             for item in [item for item in removed if item.key is not None]:
                 self.ids_by_key[item.key].discard(item.id)
             if self.ids_by_subject:
                 self._drop_subjects([item for item in removed if item.key is None])
             if self.relevance is not None:
-                for item in removed:
-                    self.relevance.remove(self.columns.slot_of[item.id], item.content)
-        if slots is None:
-            slots = self.columns.remove_many(item_ids)
-        else:
-            self.columns.remove_slots(slots)
-        self.bytes -= int(self.columns.size[slots].sum())  # the freed slots keep their values until reused
+                for slot, item in zip(slots.tolist(), removed, strict=True):
+                    self.relevance.remove(slot, item.content)
+        # Slots known to the caller (a sweep) leave their ids' entries in the slot map, stale.
+        columns.free_slots(slots, stale_entries=known)
+        self.bytes -= int(columns.size[slots].sum())  # the freed slots keep their values until reused
 
     def _drop_subjects(self, removed: list[MemoryItem]) -> None:
         """Take removed unkeyed items out of `ids_by_subject` (a subject no live item states goes too)."""
@@ -162,7 +215,7 @@ class ItemIndex:
 
     def at(self, slot: int) -> MemoryItem:
         """The item in column slot `slot` (a live slot)."""
-        return self.columns.items[slot]  # type: ignore[return-value]
+        return self.columns.item_at[slot]  # type: ignore[return-value]
 
     def strengths(self, now: float) -> np.ndarray:
         """Current strength of every slot (dead slots included: mask with `columns.alive`)."""
@@ -192,7 +245,8 @@ class ItemIndex:
 
     def at_slots(self, slots: np.ndarray) -> tuple[list[MemoryItem], list[str | None]]:
         """The items in live `slots` and their known audit hashes (see `known_hashes`)."""
-        return self.columns.items[slots].tolist(), self.columns.hashes[slots].tolist()
+        items = list(map(self.columns.item_at.__getitem__, slots.tolist()))
+        return items, self.columns.hashes[slots].tolist()  # type: ignore[return-value]
 
     def supersession_targets(self, item: MemoryItem, retire_id: str | None) -> list[MemoryItem]:
         """What a new write retires: the item `retire_id` (the write's `supersedes`), then the same key's
@@ -281,7 +335,7 @@ class ItemIndex:
         )
         return [
             item
-            for item in self.items.values()
+            for item in self.items.list()
             if (query is None or matches_query(query, item.content))
             and (not tags or tags.intersection(item.tags))
             and (key is None or item.key == key)

@@ -110,12 +110,12 @@ def _plan_small(
         key=lambda s: (-(strength[s] + 2.0 * pinned[s]), -anchor[s], -created[s], seq[s]),
     )
     costs = [line_tokens[s] + age_tokens(now - created[s]) for s in ordered]
-    items, ids = index.items, columns.ids
+    item_at = columns.item_at
     # Every candidate is built (a small store's are few): as _LazyCandidates builds them, less its laziness.
     candidates = [
         Candidate(item, strength[s], "pinned first" if item.pinned else f"strength {strength[s]:.3f}")
         for s in ordered
-        for item in (items[ids[s]],)
+        for item in (item_at[s],)
     ]
     selection = fill_budget(candidates, costs, budget, now)
     excluded["not_reached"] = selection.not_reached
@@ -162,7 +162,7 @@ class _LazyCandidates(Sequence[Candidate]):
 
     def _build(self, index: int) -> Candidate:
         slot = self._slots[index]
-        item = self._index.items[self._index.columns.ids[slot]]  # type: ignore[index]  # inline: hot loop
+        item = self._index.columns.item_at[slot]  # inline: hot loop
         strength = float(self._strengths[slot])
         if self._ranking is None or self._index.relevance is None:
             why = "pinned first" if item.pinned else f"strength {strength:.3f}"
