@@ -166,26 +166,26 @@ FIGURES = (  # in report.md's order
 def _draw_from_logs(
     pool: figurepool.FigurePool, folder: Path, data: RunData, timeline_task: str | None
 ) -> list[str]:
-    """Submit the figures drawn from the logs alone (worker 0); returns every figure name of the report."""
+    """Submit the figures drawn from the logs alone; returns every figure name of the report."""
     arm = markdown.AMNESIA if markdown.AMNESIA in data.arms else data.arms[-1]
     task = timeline_task or figurepool.choose_timeline_task(data, arm)
-    pool.submit(0, "context_tokens_over_time", folder, data.arms, *figurepool.context_calls(data))
+    pool.submit("context_tokens_over_time", folder, data.arms, *figurepool.context_calls(data))
     if task is not None:
-        pool.submit(0, "strength_timeline", folder, data.arms, figurepool.timeline_of(data, arm, task))
+        pool.submit("strength_timeline", folder, data.arms, figurepool.timeline_of(data, arm, task))
     return [name for name in FIGURES if name != "strength_timeline" or task is not None]
 
 
 def _draw_from_tables(
     pool: figurepool.FigurePool, folder: Path, arms: list[str]
 ) -> Callable[[pd.DataFrame, pd.DataFrame], None]:
-    """`tables_of`'s `shown`: submit the figures of the tables, split so that both workers finish at about
-    the same time (the first also read the logs and drew their figures: it gets one of the four)."""
+    """`tables_of`'s `shown`: submit the figures of the tables, the longest to draw first (each goes to the
+    first worker free: the last figure drawn is a short one, so the workers finish at about the same time)."""
 
     def submit(summary: pd.DataFrame, by_age: pd.DataFrame) -> None:
-        pool.submit(1, "stale_error_by_arm_group", folder, arms, summary)
-        pool.submit(1, "stale_error_vs_age", folder, arms, by_age)
-        pool.submit(1, "tradeoff", folder, arms, summary)
-        pool.submit(0, "success_vs_tokens", folder, arms, summary)
+        pool.submit("stale_error_by_arm_group", folder, arms, summary)
+        pool.submit("stale_error_vs_age", folder, arms, by_age)
+        pool.submit("success_vs_tokens", folder, arms, summary)
+        pool.submit("tradeoff", folder, arms, summary)
 
     return submit
 

@@ -12,7 +12,8 @@ imports, imports matplotlib while the logs come in, and forks the other workers,
 Without `read`, the workers are forked when the pool is made.
 Each figure is sent with the few rows it shows (pickled: a slim frame or a table, never the run), the figures
 of the logs as soon as the logs are read and the others as soon as their tables exist, while the parent goes
-on with the rest of the tables and the CSVs. A figure is drawn by one process with the same function and
+on with the rest of the tables and the CSVs; each figure goes to the first worker free, in the order
+submitted. A figure is drawn by one process with the same function and
 inputs as in a sequential build, so the files are the same. Without fork (Windows), or with `workers=0`,
 figures are drawn in the calling process when they are submitted.
 """
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # not imported here: the pool is made before the report's slo
 
     from reports.logread import RunData
 
-WORKERS = 2  # the six figures split into two nearly equal halves of drawing time
+WORKERS = 2  # one a core: the parent computes the tables on one, the figures share both with it
 # The first worker reads the logs of runs up to this many (arm, task) pairs; the report reads bigger ones
 # itself. Reading in the worker gains the report's import time (about a second), and costs the transfer
 # (about 0.04 ms a pair) and, while it lasts, the logs held twice: at 10^5 tasks x 3 arms, 13 s and 1.5 GB
@@ -269,31 +270,39 @@ def _fork_context() -> Any:
     return multiprocessing.get_context("fork")
 
 
-class _Outbox:
-    """The jobs for one worker, written into its connection by a thread of their own. A job's pickle (the
-    cumulative-context figure sends every model call) is larger than a pipe's buffer, and the worker reads it
-    only once it has imported matplotlib: written by the caller, the report would wait there (most of a
-    second on 2 cores) instead of computing its tables."""
+Job = tuple[str, bytes]  # a figure's name and its pickled (name, folder, arms, arguments)
+Replies = queue.SimpleQueue[tuple[Any, ...]]  # ("ok", name), ("error", error, traceback) or ("gone", name)
 
-    def __init__(self, connection: Connection) -> None:
-        self._jobs: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._write, args=(connection,), daemon=True)
+
+class _Courier:
+    """Carries the pool's jobs to one worker, one at a time, in a thread of its own: it takes the next job
+    from the queue all couriers share once its worker has answered the last, so whichever worker is free
+    draws the next figure (the figures of the tables come at once, and split themselves between the workers
+    by drawing time). A job's pickle (the cumulative-context figure sends every model call) is larger than a
+    pipe's buffer, and the worker reads it only once it has imported matplotlib: written by the caller, the
+    report would wait there (most of a second on 2 cores) instead of computing its tables."""
+
+    def __init__(self, connection: Connection, jobs: queue.SimpleQueue[Job | None], replies: Replies) -> None:
+        self._thread = threading.Thread(target=self._carry, args=(connection, jobs, replies), daemon=True)
         self._thread.start()
 
-    def _write(self, connection: Connection) -> None:
-        while (job := self._jobs.get()) is not None:
+    @staticmethod
+    def _carry(connection: Connection, jobs: queue.SimpleQueue[Job | None], replies: Replies) -> None:
+        """Send each job and put the worker's reply into `replies`, until None (sent on: the worker exits)
+        or the worker is gone (("gone", name) put instead: `FigurePool.wait` raises it)."""
+        while (job := jobs.get()) is not None:
+            name, pickled = job
             try:
-                connection.send_bytes(job)
-            except OSError:  # the worker is gone: `FigurePool.wait` reports it (EOF), `close` ends it
+                connection.send_bytes(pickled)
+                replies.put(connection.recv())
+            except (OSError, EOFError):  # the worker is gone: the next courier may take the other jobs
+                replies.put(("gone", name))
                 return
+        with contextlib.suppress(OSError):
+            connection.send(None)
 
-    def put(self, job: Any) -> None:
-        """Send `job` (pickled here and now: what it holds may change once this returns)."""
-        self._jobs.put(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
-
-    def close(self) -> None:
-        """Let the jobs put so far be written (or fail), then end the thread."""
-        self._jobs.put(None)
+    def join(self) -> None:
+        """Wait until the thread has ended (its None taken, or its worker gone)."""
         self._thread.join()
 
 
@@ -307,8 +316,10 @@ class FigurePool:
         forked now; with it, when the logs are asked for or the first figure is submitted: the caller has
         imported pandas by then, and the workers inherit it."""
         self._connections: list[Connection] = []
-        self._outboxes: list[_Outbox] = []  # one a connection: what is sent to its worker
-        self._pending: list[list[str]] = []
+        self._couriers: list[_Courier] = []  # one a connection: carries the jobs to its worker
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()  # for the first worker free
+        self._replies: Replies = queue.SimpleQueue()  # the workers' answers, in the order they come
+        self._submitted = 0  # jobs whose reply `wait` has not taken yet
         self._process: Any = None  # the first figure worker
         self._reader: Any = None  # the process reading the logs
         self._reading: list[Path] | None = None  # the run folders being read by the reader
@@ -339,8 +350,7 @@ class FigurePool:
         self._process.start()
         for end in theirs:
             end.close()
-        self._pending = [[] for _ in pipes]
-        self._outboxes = [_Outbox(connection) for connection in self._connections]
+        self._couriers = [_Courier(connection, self._jobs, self._replies) for connection in self._connections]
 
     def __enter__(self) -> FigurePool:
         return self
@@ -375,30 +385,28 @@ class FigurePool:
             os.close(self._logs)
             self._logs = self._reading = None
 
-    def submit(self, worker: int, name: str, folder: Path, arms: list[str], *arguments: Any) -> None:
-        """Draw figure `name` (a key of DRAW) with `arguments` into `folder` in worker `worker` (modulo the
-        number of workers), or here and now when there are none; `arms` gives each arm its colour."""
+    def submit(self, name: str, folder: Path, arms: list[str], *arguments: Any) -> None:
+        """Draw figure `name` (a key of DRAW) with `arguments` into `folder` in the first worker free (in the
+        order submitted), or here and now when there are none; `arms` gives each arm its colour."""
         self._drop_logs()
         self._start()
         if not self._connections:
             draw(name, folder, arms, arguments)
             return
-        index = worker % len(self._connections)
-        self._outboxes[index].put((name, folder, arms, arguments))
-        self._pending[index].append(name)
+        job = (name, folder, arms, arguments)  # pickled here and now: what it holds may change once we return
+        self._jobs.put((name, pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)))
+        self._submitted += 1
 
     def wait(self) -> None:
         """Block until every submitted figure is written; re-raise the first worker error."""
         self._drop_logs()
-        for connection, pending in zip(self._connections, self._pending, strict=True):
-            while pending:
-                try:
-                    reply = connection.recv()
-                except EOFError:
-                    raise RuntimeError(f"a figure worker exited before drawing {pending[0]}") from None
-                if reply[0] == "error":
-                    raise reply[1] from RuntimeError(f"in the figure worker:\n{reply[2]}")
-                pending.pop(0)
+        while self._submitted:
+            reply = self._replies.get()
+            self._submitted -= 1
+            if reply[0] == "gone":
+                raise RuntimeError(f"a figure worker exited before drawing {reply[1]}")
+            if reply[0] == "error":
+                raise reply[1] from RuntimeError(f"in the figure worker:\n{reply[2]}")
 
     def close(self, abort: bool = False) -> None:
         """Stop the workers: each exits on the None sent here once its figures are drawn, or at once when
@@ -413,11 +421,12 @@ class FigurePool:
             return
         if abort:
             self._process.terminate()  # the first worker kills the others before it exits
-        for outbox in self._outboxes:
-            if not abort:
-                outbox.put(None)  # after the figures: the worker draws them first
-            outbox.close()  # written, or failed on the pipe of a worker gone
+        for _ in self._couriers:
+            self._jobs.put(None)  # after the figures (drawn first unless the workers were stopped)
+        for courier in self._couriers:
+            courier.join()  # its None sent, or its worker gone
         self._process.join()
         for connection in self._connections:
             connection.close()
-        self._connections, self._outboxes, self._pending, self._process = [], [], [], None
+        self._connections, self._couriers, self._process = [], [], None
+        self._jobs, self._replies, self._submitted = queue.SimpleQueue(), queue.SimpleQueue(), 0

@@ -107,7 +107,7 @@ def test_logs_read_by_the_reader_are_the_logs_read_here(write_run, tmp_path):
     for asked in (runs, runs[:1]):
         with figurepool.FigurePool(read=runs) as pool:
             there = pool.logs(asked)
-            pool.submit(0, "tradeoff", tmp_path / f"figures{len(asked)}", ["a"], _points())
+            pool.submit("tradeoff", tmp_path / f"figures{len(asked)}", ["a"], _points())
             pool.wait()
         expected = here if asked == runs else load_runs(asked, REPORT_COLUMNS)
         for name in ("tasks", "calls", "injections", "probes", "memory"):
@@ -165,29 +165,34 @@ def test_figure_workers_fork_when_the_logs_are_asked_for_and_inherit_what_was_im
     write_run, tmp_path, monkeypatch
 ):
     """With `read`, the figure workers are forked when the report asks for the logs (it has imported pandas
-    by then), not when the pool is made: a module imported in between is in the workers' sys.modules."""
+    by then), not when the pool is made: a module imported in between is in the workers' sys.modules. Two
+    figures submitted together are drawn by both workers at once (each draw waits for the other's)."""
     import importlib
+    import multiprocessing
+    import os
     import sys
 
     run = write_run(tmp_path / "run")
     (tmp_path / "imported_after_the_pool.py").write_text("", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "imported_after_the_pool", raising=False)
+    both = multiprocessing.get_context("fork").Barrier(2, timeout=60)  # broken unless two workers draw
 
     def seen(folder, colors, *arguments):
+        both.wait()
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "seen.txt").write_text(str("imported_after_the_pool" in sys.modules), encoding="utf-8")
+        (folder / "seen.txt").write_text(f"{'imported_after_the_pool' in sys.modules} {os.getpid()}", "utf-8")
 
     monkeypatch.setitem(figurepool.DRAW, "tradeoff", seen)
     with figurepool.FigurePool(read=[run]) as pool:
         importlib.import_module("imported_after_the_pool")
         pool.logs([run])
-        for worker in (0, 1):
-            pool.submit(worker, "tradeoff", tmp_path / f"figures{worker}", ["a"])
+        for figure in (0, 1):
+            pool.submit("tradeoff", tmp_path / f"figures{figure}", ["a"])
         pool.wait()
-    assert [(tmp_path / f"figures{w}" / "seen.txt").read_text(encoding="utf-8") for w in (0, 1)] == [
-        "True"
-    ] * 2
+    seen_by = [(tmp_path / f"figures{f}" / "seen.txt").read_text(encoding="utf-8").split() for f in (0, 1)]
+    assert [imported for imported, _ in seen_by] == ["True"] * 2
+    assert len({pid for _, pid in seen_by} | {str(os.getpid())}) == 3  # two workers, neither this process
 
 
 @pytest.mark.parametrize(
