@@ -28,8 +28,12 @@ def register(app: typer.Typer) -> None:
         from reports.figurepool import FigurePool
 
         # The log reader starts first and reads while the report imports pandas and scipy; the figure
-        # workers are forked when the report asks for the logs, and inherit those imports.
+        # workers are forked once pandas is imported (they inherit it), and import matplotlib while the
+        # report imports its own modules.
         with FigurePool(read=runs) as pool:
+            import pandas  # noqa: F401
+
+            pool.start()
             from reports.build import build_report
 
             target = build_report(

@@ -6,9 +6,11 @@ matplotlib itself. Made with `read=RUN_DIRS` (`amnesia-bench report` makes it be
 modules, so this module imports nothing heavy), the pool forks a reader process at once, which reads the logs
 (`logread.read_runs`, no pandas needed) while the parent imports pandas and the report's modules, and sends
 them back in plain columns (`FigurePool.logs`), pickled straight into a pipe of their own (never whole in
-memory as bytes on either side). The figure workers are forked when the parent asks for the logs (or submits
-a figure), once it has imported numpy and pandas and before it holds the logs: the first inherits those
-imports, imports matplotlib while the logs come in, and forks the other workers, which inherit it too.
+memory as bytes on either side). The figure workers are forked once the parent has imported numpy and pandas
+and before it holds the logs (`amnesia-bench report` calls `start` before it imports the report's modules;
+else when the parent asks for the logs or submits a figure): the first inherits those imports, imports
+matplotlib while the parent imports the rest and the logs come in, and forks the other workers, which
+inherit it too.
 Without `read`, the workers are forked when the pool is made.
 Each figure is sent with the few rows it shows (pickled: a slim frame or a table, never the run), the figures
 of the logs as soon as the logs are read and the others as soon as their tables exist, while the parent goes
@@ -313,8 +315,8 @@ class FigurePool:
     def __init__(self, workers: int = WORKERS, read: Sequence[Path | str] | None = None) -> None:
         """`read`: run folders whose logs a reader process reads from now on, for `logs` (when they hold at
         most WORKER_READS_UP_TO pairs; `logs` reads bigger runs itself). Without `read` the workers are
-        forked now; with it, when the logs are asked for or the first figure is submitted: the caller has
-        imported pandas by then, and the workers inherit it."""
+        forked now; with it, by `start`, or when the logs are asked for or the first figure is submitted: the
+        caller has imported pandas by then, and the workers inherit it."""
         self._connections: list[Connection] = []
         self._couriers: list[_Courier] = []  # one a connection: carries the jobs to its worker
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()  # for the first worker free
@@ -329,7 +331,7 @@ class FigurePool:
         if self._context is None:
             return
         if read is None:
-            self._start()
+            self.start()
         elif _announced_pairs(read) <= WORKER_READS_UP_TO:
             self._reading = [Path(run_dir) for run_dir in read]
             self._logs, pipe = os.pipe()
@@ -338,8 +340,11 @@ class FigurePool:
             self._reader.start()
             os.close(pipe)
 
-    def _start(self) -> None:
-        """Fork the figure workers, unless they are running (or cannot be: no fork, or `workers=0`)."""
+    def start(self) -> None:
+        """Fork the figure workers, unless they are running (or cannot be: no fork, or `workers=0`). With
+        `read`, the pool calls it when the logs are asked for or a figure is submitted; a caller that has
+        imported pandas and still has other modules to import calls it earlier, so that the first worker
+        imports matplotlib meanwhile."""
         if self._context is None or self._process is not None:
             return
         pipes = [self._context.Pipe() for _ in range(self._workers)]
@@ -364,7 +369,7 @@ class FigurePool:
         way)."""
         from reports.logread import REPORT_COLUMNS, load_runs, run_data
 
-        self._start()  # matplotlib is imported while the logs are read (or taken)
+        self.start()  # matplotlib is imported while the logs are read (or taken)
         reading, self._reading = self._reading, None
         if self._logs is None or reading != [Path(run_dir) for run_dir in run_dirs]:
             self._drop_logs()  # read for nothing: the reader's write fails, and it ends
@@ -389,7 +394,7 @@ class FigurePool:
         """Draw figure `name` (a key of DRAW) with `arguments` into `folder` in the first worker free (in the
         order submitted), or here and now when there are none; `arms` gives each arm its colour."""
         self._drop_logs()
-        self._start()
+        self.start()
         if not self._connections:
             draw(name, folder, arms, arguments)
             return
