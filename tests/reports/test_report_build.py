@@ -195,6 +195,34 @@ def test_figure_workers_fork_when_the_logs_are_asked_for_and_inherit_what_was_im
     assert len({pid for _, pid in seen_by} | {str(os.getpid())}) == 3  # two workers, neither this process
 
 
+def test_start_forks_the_figure_workers_before_the_logs_are_asked_for(write_run, tmp_path, monkeypatch):
+    """`start` (what `amnesia-bench report` calls once pandas is imported) forks the workers then: they have
+    what was imported before it, not what the caller imports after."""
+    import importlib
+    import sys
+
+    run = write_run(tmp_path / "run")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("before_start", "after_start"):
+        (tmp_path / f"{name}.py").write_text("", encoding="utf-8")
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+    def seen(folder, colors, *arguments):
+        folder.mkdir(parents=True, exist_ok=True)
+        found = [name in sys.modules for name in ("before_start", "after_start")]
+        (folder / "seen.txt").write_text(str(found), encoding="utf-8")
+
+    monkeypatch.setitem(figurepool.DRAW, "tradeoff", seen)
+    with figurepool.FigurePool(read=[run]) as pool:
+        importlib.import_module("before_start")
+        pool.start()
+        importlib.import_module("after_start")
+        pool.logs([run])
+        pool.submit("tradeoff", tmp_path / "figures", ["a"])
+        pool.wait()
+    assert (tmp_path / "figures" / "seen.txt").read_text(encoding="utf-8") == "[True, False]"
+
+
 @pytest.mark.parametrize(
     ("workers", "figure"),
     [(0, "tradeoff"), (2, "success_vs_tokens"), (2, "tradeoff")],  # drawn by the first / the second worker
