@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports.figures import arm_colors, plt, save_figure
+from reports.figures import arm_colors, plt, save_figure, set_title
 
 X, Y = "false_forgetting_rate", "stale_error_rate"
 POINT_COLUMNS = ["label", "arm", X, f"{X}_lo", f"{X}_hi", Y, f"{Y}_lo", f"{Y}_hi"]
@@ -55,6 +55,6 @@ def tradeoff_figure(
     ax.set_ylabel("stale-error rate (95% CI)")
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
-    ax.set_title("Trade-off: stale errors vs false forgetting (lower-left is better)")
+    set_title(ax, "Trade-off: stale errors vs false forgetting (lower-left is better)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return save_figure(fig, folder, name)

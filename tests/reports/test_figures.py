@@ -80,3 +80,24 @@ def test_the_svg_keeps_every_string_as_text(tmp_path):
     _, svg = save_figure(fig, tmp_path, "f")
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))
     assert {"stale errors by age", "simulated days", "start", "end", "amnesia (n=12)"} <= set(texts)
+
+
+def test_the_titles_sit_where_matplotlib_would_put_them(write_run, tmp_path, monkeypatch):
+    """`set_title` gives the title's height (matplotlib would measure the tick labels at every draw to
+    place it): every figure of a report is the same file as with matplotlib's own placement."""
+    from reports import figures, tradeoff
+    from reports.build import write_figures
+
+    tables = compute_tables(write_run(tmp_path / "run"), resamples=100)
+    names = write_figures(tables, tmp_path / "given", workers=0)
+
+    def placed_by_matplotlib(ax, text, **style):
+        ax.set_title(text, **style)
+
+    for module in (figures, tradeoff):
+        monkeypatch.setattr(module, "set_title", placed_by_matplotlib)
+    write_figures(tables, tmp_path / "placed", workers=0)
+    files = sorted(path.name for path in (tmp_path / "given").iterdir())
+    assert len(files) == 2 * len(names) == 12
+    for name in files:
+        assert (tmp_path / "given" / name).read_bytes() == (tmp_path / "placed" / name).read_bytes(), name
