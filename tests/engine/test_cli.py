@@ -1,15 +1,20 @@
-"""`dsh-memory-forget` end to end: each call is a fresh process on a SQLite file in a temp dir."""
+"""`dsh-memory-forget` end to end on a SQLite file in a temp dir, on the wall clock. Each call goes through
+`run` (what the console script calls) in this process with a hermetic environment; the tests about the
+process boundary (state across processes, a terminal on standard input) start a fresh process per call."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import subprocess
 import sys
 import time
+from contextlib import redirect_stderr, redirect_stdout
 from importlib import metadata
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -20,18 +25,43 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class Cli:
-    def __init__(self, tmp_path: Path) -> None:
+    """Calls the CLI on `tmp_path/memory.db`: in this process (a fresh process per call if `fresh_process`),
+    with `env` as the whole environment, from the repository root."""
+
+    def __init__(self, tmp_path: Path, fresh_process: bool = False) -> None:
         self.db = tmp_path / "memory.db"
+        self.fresh_process = fresh_process
         # Hermetic: no AMNESIA_* from the caller, and a HOME where the default db path would be harmless.
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("AMNESIA_")} | {
             "HOME": str(tmp_path)
         }
 
-    def run(self, *args: str, db: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        argv = [sys.executable, "-m", "amnesia.cli", *(["--db", str(self.db)] if db else []), *args]
-        return subprocess.run(
-            argv, capture_output=True, text=True, cwd=ROOT, env=self.env, timeout=60, input=stdin
-        )
+    def run(
+        self, *args: str, db: bool = True, stdin: str | bytes | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        argv = [*(["--db", str(self.db)] if db else []), *args]
+        if self.fresh_process:
+            command = [sys.executable, "-m", "amnesia.cli", *argv]
+            return subprocess.run(
+                command, capture_output=True, text=True, cwd=ROOT, env=self.env, timeout=60, input=stdin
+            )
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        out, err = io.StringIO(), io.StringIO()
+        with (
+            mock.patch.dict(os.environ, self.env, clear=True),
+            mock.patch.object(
+                sys, "stdin", sys.stdin if data is None else io.TextIOWrapper(io.BytesIO(data))
+            ),
+            redirect_stdout(out),
+            redirect_stderr(err),
+        ):
+            cwd = Path.cwd()
+            os.chdir(ROOT)
+            try:
+                code = run(argv)
+            finally:
+                os.chdir(cwd)
+        return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
     def ok(self, *args: str, stdin: str | None = None) -> str:
         result = self.run(*args, stdin=stdin)
@@ -45,6 +75,11 @@ class Cli:
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
     return Cli(tmp_path)
+
+
+@pytest.fixture
+def cli_process(tmp_path: Path) -> Cli:
+    return Cli(tmp_path, fresh_process=True)
 
 
 def assert_bad_input(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
@@ -81,19 +116,21 @@ def test_stale_fact_dies_on_schedule_and_only_its_hash_stays(cli: Cli) -> None:
     assert cli.json("audit", "--verify", "The verification drink is oolong.")["matches"] == []
 
 
-def test_remember_recall_inspect_forget_across_processes(cli: Cli) -> None:
-    out = cli.ok("remember", "Answer in French.", "--ttl", "7d", "--kind", "preference", "--tag", "lang")
+def test_remember_recall_inspect_forget_across_processes(cli_process: Cli) -> None:
+    out = cli_process.ok(
+        "remember", "Answer in French.", "--ttl", "7d", "--kind", "preference", "--tag", "lang"
+    )
     assert out.startswith("remembered m-")
     item_id = out.split()[1]
 
-    assert item_id in cli.ok("recall", "French")
-    detail = cli.json("inspect", item_id)
+    assert item_id in cli_process.ok("recall", "French")
+    detail = cli_process.json("inspect", item_id)
     assert (detail["kind"], detail["tags"], detail["ttl"]) == ("preference", ["lang"], 604_800.0)
     assert detail["access_count"] == 1  # the recall above renewed it
 
-    assert cli.json("forget", "--tag", "lang")["ids"] == [item_id]
-    assert cli.ok("plugs").strip() == "no live memories"
-    assert cli.json("audit", "--since", "1h")["entries"][0]["reason"] == "manual"
+    assert cli_process.json("forget", "--tag", "lang")["ids"] == [item_id]
+    assert cli_process.ok("plugs").strip() == "no live memories"
+    assert cli_process.json("audit", "--since", "1h")["entries"][0]["reason"] == "manual"
 
 
 def test_pin_key_supersession_and_preview(cli: Cli) -> None:
@@ -291,28 +328,21 @@ def test_remember_dash_reads_the_content_from_standard_input(cli: Cli) -> None:
         written["id"] and cli.json("inspect", written["id"])["content"] == "The coffee machine is on floor 2."
     )
     assert_bad_input(cli.run("remember", "-", stdin=""), "content")
-    undecodable = subprocess.run(
-        [sys.executable, "-m", "amnesia.cli", "--db", str(cli.db), "remember", "-"],
-        input=b"caf\xe9",
-        capture_output=True,
-        cwd=ROOT,
-        env=cli.env,
-        timeout=60,
-    )
-    assert undecodable.returncode == 2 and b"not UTF-8" in undecodable.stderr
+    undecodable = cli.run("remember", "-", stdin=b"caf\xe9")
+    assert undecodable.returncode == 2 and "not UTF-8" in undecodable.stderr
     assert len(cli.json("plugs")["items"]) == 1
 
 
-def test_remember_dash_refuses_a_terminal_instead_of_waiting(cli: Cli) -> None:
+def test_remember_dash_refuses_a_terminal_instead_of_waiting(cli_process: Cli) -> None:
     controller, terminal = os.openpty()
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "amnesia.cli", "--db", str(cli.db), "remember", "-"],
+            [sys.executable, "-m", "amnesia.cli", "--db", str(cli_process.db), "remember", "-"],
             stdin=terminal,
             capture_output=True,
             text=True,
             cwd=ROOT,
-            env=cli.env,
+            env=cli_process.env,
             timeout=60,
         )
     finally:
