@@ -80,6 +80,8 @@ def _cells(
 
 def evidence_table(data: RunData, resamples: int = DEFAULT_RESAMPLES) -> pd.DataFrame:
     """Evidence retention per arm × budget × ttl policies × mechanism (and mechanism "all"), with CIs."""
+    if "evidence_memories" in data.probes and data.probes["evidence_memories"].isna().all():
+        return pd.DataFrame()  # no probe names evidence (a generated run): nothing to merge
     frame = probe_frame(data)
     if frame.empty or frame["evidence_memories"].isna().all():
         return pd.DataFrame()
@@ -103,6 +105,13 @@ def free_text_table(data: RunData, resamples: int = DEFAULT_RESAMPLES) -> pd.Dat
     """Mean free-text score (token F1; abstention questions 0/1) and value-matching success per arm × budget
     × ttl policies × mechanism, over probes that carry a gold answer or expect an abstention in an
     imported task."""
+    probes, tasks = data.probes, data.tasks
+    if (
+        "gold_answer" in probes
+        and probes["gold_answer"].isna().all()
+        and (tasks["written_ttl_policy"] == "").all()
+    ):
+        return pd.DataFrame()  # no gold answer and no imported task (a generated run): nothing to score
     frame = probe_frame(data)
     if frame.empty:
         return pd.DataFrame()

@@ -334,41 +334,66 @@ def _mcnemar_table(probes: pd.DataFrame, others: list[str], pairs: list[tuple[st
     if probes.empty:
         return {}
     events = sorted({c for pair in PROBE_EVENTS.values() for c in pair})
-    key = [*others, "run", CLUSTER, "session_index", "turn_index"]
-    flags = probe_flags(probes)[[*key, "arm", *events]]  # the columns read: the "all" group copies them
+    flags = probe_flags(probes)
+    # each row's probe (whichever arm answered it) and arm as numbers: the events as probes x arms arrays
+    probe = flags.groupby([*others, "run", CLUSTER, "session_index", "turn_index"], sort=False, dropna=False)
+    number = probe.ngroup().to_numpy()
+    arms = list(dict.fromkeys(flags["arm"]))
+    arm = flags["arm"].map({name: i for i, name in enumerate(arms)}).to_numpy()
+    answered = np.zeros((probe.ngroups, len(arms)), dtype=bool)
+    answered[number, arm] = True
+    table = {}
+    for name in events:
+        table[name] = np.zeros((probe.ngroups, len(arms)), dtype=bool)
+        table[name][number, arm] = flags[name].to_numpy(dtype=bool)
+    # each probe's cell of `others`, and, when `others` has group, the cell of the "all" group it is also in
+    # (group and category "all", the other labels its own)
+    cells: list[tuple] = [()]
+    cell = np.zeros(probe.ngroups, dtype=np.intp)
+    if others:
+        codes = flags.groupby(others, sort=False, dropna=False).ngroup().to_numpy()
+        cell[number] = codes
+        first = np.unique(codes, return_index=True)[1]
+        cells = list(flags[others].iloc[first].itertuples(index=False, name=None))
+    pooled: dict[tuple, list[int]] = {}  # "all" cell -> the cells it pools
     if "group" in others:
-        flags = with_all_group(flags)
-    wide = flags.set_index([*key, "arm"])[events].unstack("arm")
-    present = set(wide.columns.get_level_values(1))
-    columns: dict[tuple[str, str], np.ndarray] = {}
-
-    def column(name: str, arm: str) -> np.ndarray:
-        if (name, arm) not in columns:
-            columns[(name, arm)] = wide[(name, arm)].fillna(False).astype(bool).to_numpy()
-        return columns[(name, arm)]
-
-    # every (arm, reference, metric)'s discordant probes side by side, summed per cell in one groupby
-    only: dict[tuple[str, str, str, str], np.ndarray] = {}
-    for arm, reference in pairs:
-        if arm not in present or reference not in present:
-            continue
-        both = wide[("probe", arm)].notna().to_numpy() & wide[("probe", reference)].notna().to_numpy()
-        for metric, (rows, event) in PROBE_EVENTS.items():
-            defined = both & column(rows, arm)
-            ev_a, ev_b = column(event, arm), column(event, reference)
-            only[(arm, reference, metric, "a")] = defined & ev_a & ~ev_b
-            only[(arm, reference, metric, "b")] = defined & ev_b & ~ev_a
-    if not only:
-        return {}
-    frame = pd.DataFrame(np.column_stack(list(only.values())), index=wide.index)
-    sums = frame.groupby(level=others, sort=False).sum() if others else frame.sum().to_frame().T
-    combos = list(only)[::2]  # (arm, reference, metric, "a"), its "b" next
+        for position, label in enumerate(cells):
+            name = tuple(
+                "all" if k in ("group", "category") else v for k, v in zip(others, label, strict=True)
+            )
+            pooled.setdefault(name, []).append(position)
     found: dict = {}
-    for cell, row in zip(sums.index, sums.to_numpy(), strict=True):
-        cell = (cell if isinstance(cell, tuple) else (cell,)) if others else ()
-        for position, (arm, reference, metric, _) in enumerate(combos):
-            found[(arm, reference, metric, cell)] = mcnemar_counts(row[2 * position], row[2 * position + 1])
+    for arm_name, reference in pairs:
+        if arm_name not in arms or reference not in arms:
+            continue
+        a, b = arms.index(arm_name), arms.index(reference)
+        both = answered[:, a] & answered[:, b]
+        for metric, (rows, event) in PROBE_EVENTS.items():
+            defined = both & table[rows][:, a]
+            ev_a, ev_b = table[event][:, a], table[event][:, b]
+            only_a = np.bincount(cell, weights=defined & ev_a & ~ev_b, minlength=len(cells)).astype(np.int64)
+            only_b = np.bincount(cell, weights=defined & ev_b & ~ev_a, minlength=len(cells)).astype(np.int64)
+            for label, x, y in zip(cells, only_a, only_b, strict=True):
+                found[(arm_name, reference, metric, label)] = mcnemar_counts(x, y)
+            for label, members in pooled.items():
+                x, y = only_a[members].sum(), only_b[members].sum()
+                found[(arm_name, reference, metric, label)] = mcnemar_counts(x, y)
     return found
+
+
+def _cell_rows(wide: pd.DataFrame, others: list[str]) -> list[tuple[tuple, np.ndarray]]:
+    """(cell of the `others` index levels, its rows' positions in order) per cell, in the order a groupby on
+    those levels meets them (one table's positions, not a frame per cell)."""
+    if not others:
+        return [((), np.arange(len(wide)))]
+    codes = wide.groupby(level=others, sort=False).ngroup().to_numpy()
+    order = np.argsort(codes, kind="stable")  # each cell's rows together, in their order
+    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
+    labels = wide.index.droplevel([n for n in wide.index.names if n not in others])
+    return [
+        (tuple(labels[rows[0]]) if len(others) > 1 else (labels[rows[0]],), rows)
+        for rows in np.split(order, starts[1:])
+    ]
 
 
 def paired_frame(
@@ -390,12 +415,11 @@ def paired_frame(
     if wide.empty:
         return pd.DataFrame(rows)
     arms_present = set(wide.columns.get_level_values(1))
-    parts = wide.groupby(level=others, sort=False) if others else [((), wide)]
     position = {tuple(row): i for i, row in enumerate(rates.cells[rates.by].itertuples(index=False))}
-    for cell, part in parts:
-        cell = cell if isinstance(cell, tuple) else (cell,)
-        values = part.to_numpy(dtype=float)  # one array per cell: column lookups below are plain indexing
-        column = {key: j for j, key in enumerate(part.columns)}
+    every = wide.to_numpy(dtype=float)  # column lookups below are plain indexing
+    column = {key: j for j, key in enumerate(wide.columns)}
+    for cell, positions in _cell_rows(wide, others):
+        values = every[positions]
         key_of = dict(zip(others, cell, strict=True))
         for arm, reference in pairs:
             if arm not in arms_present or reference not in arms_present:

@@ -211,8 +211,11 @@ def sign_flip_p(
         z = float(contribution.sum()) / spread
         return float(2.0 * special.ndtr(-abs(z))), discordant  # = scipy.stats.norm.sf(|z|)
     swaps, extra = _swaps(discordant, resamples, seed)
-    weights = swaps.astype(float)  # what `@` would make of the bytes for each product: made once for both
-    moved_num, moved_den = weights @ dn, weights @ dd
+    weights = swaps.astype(float, copy=False)  # what `@` would make of bytes: made once for both products
+    moved_num = weights @ dn
+    # The denominators mostly agree (both arms answer the same probes): nothing moves, and a product of
+    # zeros would add +0 to each sum, which changes no bit of it.
+    moved_den = weights @ dd if dd.any() else 0.0
     swapped_a = ratio(num_a.sum() + moved_num, den_a.sum() + moved_den)
     swapped_b = ratio(num_b.sum() - moved_num, den_b.sum() - moved_den)
     null = swapped_a - swapped_b
@@ -225,12 +228,13 @@ def sign_flip_p(
 def _swaps(discordant: int, resamples: int, seed: int) -> tuple[np.ndarray, int]:
     """The swap assignments of `sign_flip_p` for this many discordant tasks (rows: assignments), and 1 when
     they are random (the observed assignment then counts as one more). They depend on the count alone, so
-    every comparison with that count shares them (read-only). Kept as bytes, not floats: the cache holds up to
-    64 of them (2,000 x 200 each: 3.2 MB as floats, 0.4 MB as bytes), alive until the report ends."""
+    every comparison with that count shares them (read-only). Random ones are kept as bytes, not floats: the
+    cache holds up to 64 of them (2,000 x 200 each: 3.2 MB as floats, 0.4 MB as bytes), alive until the
+    report ends; exact ones as floats (most comparisons of a small cell are exact; all 15 take 8 MB)."""
     if discordant <= EXACT_UP_TO:
         # every assignment, in itertools.product((0, 1), repeat=discordant)'s order: row i is i in binary
         bits = np.arange(discordant - 1, -1, -1, dtype=np.int64)
-        swaps = ((np.arange(2**discordant, dtype=np.int64)[:, None] >> bits) & 1).astype(np.uint8)
+        swaps = ((np.arange(2**discordant, dtype=np.int64)[:, None] >> bits) & 1).astype(np.float64)
         extra = 0
     else:
         rng = np.random.default_rng([seed, discordant])
