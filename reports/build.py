@@ -95,15 +95,10 @@ def tables_of(
     resamples: int = DEFAULT_RESAMPLES,
     references: Sequence[str] = (),
     shown: Callable[[pd.DataFrame, pd.DataFrame], None] | None = None,
-    release: bool = False,
 ) -> ReportTables:
     """`compute_tables` on runs already loaded (references checked). `shown(summary, stale_by_age)` is called
-    as soon as the tables the figures show exist, before the paired tables (the longest part) are computed.
-    `release`: `data` is the caller's to give up: its task specs are let go of once the per-task table is
-    made (`release_per_task_inputs`), before the tables that need the most memory."""
+    as soon as the tables the figures show exist, before the paired tables (the longest part) are computed."""
     table = per_task(data)
-    if release:
-        release_per_task_inputs(data)
     by_mechanism = per_task_mechanism(data)
     probe_rates = {name: RATES[name] for name in PROBE_RATES}
     fine = bootstrap_tables(
@@ -145,12 +140,6 @@ def tables_of(
         if models is not None
         else pd.DataFrame(),
     )
-
-
-def release_per_task_inputs(data: RunData) -> None:
-    """Let go of the task specs of `data`: a report reads them only to check `--timeline-task`, and at
-    10^5 tasks x 3 arms they are about 10% of the loaded data (the specs as JSON text)."""
-    data.task_specs = {}
 
 
 FIGURES = (  # in report.md's order
@@ -234,7 +223,7 @@ def build_report(
     with pool or figurepool.FigurePool(workers) as pool:  # forked now: they import matplotlib meanwhile
         data = pool.logs(run_dirs)
         _check_references(data, references)
-        if timeline_task is not None and timeline_task not in data.task_specs:
+        if timeline_task is not None and not (data.tasks["task_id"] == timeline_task).any():
             raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")
         say(f"read {len(data.tasks):,} session logs")
         target = Path(out) if out is not None else run_dirs[0] / "report"
@@ -262,7 +251,7 @@ def _write_report(
     folder.mkdir()
     names = _draw_from_logs(pool, folder, data, timeline_task)  # drawn beside the tables
     shown = _draw_from_tables(pool, folder, data.arms)
-    tables = tables_of(data, resamples, references, shown=shown, release=True)
+    tables = tables_of(data, resamples, references, shown=shown)
     say("tables computed")
     tables.summary.to_csv(staging / "summary.csv", index=False)
     tables.categories.to_csv(staging / "categories.csv", index=False)

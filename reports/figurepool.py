@@ -199,7 +199,7 @@ def _read_into(run_dirs: list[Path], pipe: int, parent_end: int) -> None:
 
     os.close(parent_end)
     try:
-        message: tuple[Any, ...] = ("logs", read_runs(run_dirs, REPORT_COLUMNS))
+        message: tuple[Any, ...] = ("logs", read_runs(run_dirs, REPORT_COLUMNS, specs=False))
     except BaseException as error:  # bad input included: the parent raises it, as if it had read the logs
         message = ("error", _portable(error), traceback.format_exc())
     with contextlib.suppress(OSError), os.fdopen(pipe, "wb") as stream:  # OSError: the parent left
@@ -369,16 +369,16 @@ class FigurePool:
         self.close(abort=kind is not None)
 
     def logs(self, run_dirs: Sequence[Path | str]) -> RunData:
-        """The runs as a report reads them, `logread.load_runs(run_dirs, REPORT_COLUMNS)`: from the reader
-        when it was made to read these run folders, else read here (ReportInputError on bad input either
-        way)."""
+        """The runs as a report reads them, `logread.load_runs(run_dirs, REPORT_COLUMNS, specs=False)`: from
+        the reader when it was made to read these run folders, else read here (ReportInputError on bad input
+        either way)."""
         from reports.logread import REPORT_COLUMNS, load_runs, run_data
 
         self.start()  # matplotlib is imported while the logs are read (or taken)
         reading, self._reading = self._reading, None
         if self._logs is None or reading != [Path(run_dir) for run_dir in run_dirs]:
             self._drop_logs()  # read for nothing: the reader's write fails, and it ends
-            return load_runs(run_dirs, REPORT_COLUMNS)
+            return load_runs(run_dirs, REPORT_COLUMNS, specs=False)
         pipe, self._logs = self._logs, None
         with os.fdopen(pipe, "rb") as stream:
             try:

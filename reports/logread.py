@@ -180,7 +180,7 @@ COLUMNS = {
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "calls": ("run", "arm", "task_id", "sim_time", "prompt_tokens"),
     "injections": ("run", "arm", "task_id", "session_index", "turn_index", "tokens"),
-    "memory": ("run", "group", "arm", "task_id", "sim_time", "event", "item_id", "reason"),
+    "memory": ("run", "group", "arm", "task_id", "event", "reason"),
 }
 
 
@@ -388,12 +388,13 @@ def _refuse_duplicates(runs: list[RunInfo]) -> None:
 
 
 def load_runs(
-    run_dirs: Sequence[Path | str], columns: Mapping[str, Collection[str]] | None = None
+    run_dirs: Sequence[Path | str], columns: Mapping[str, Collection[str]] | None = None, specs: bool = True
 ) -> RunData:
     """Load one or more run folders of the same design (same task set and arms) into one RunData; a folder
     of run folders stands for its run folders. Duplicate runs are refused (ReportInputError). `columns`:
-    family -> the only columns its frame gets (REPORT_COLUMNS: a report's); a family not named is whole."""
-    return run_data(read_runs(run_dirs, columns))
+    family -> the only columns its frame gets (REPORT_COLUMNS: a report's); a family not named is whole.
+    `specs`: keep the tasks as their task_start logged them (`task_specs`; a report reads none of them)."""
+    return run_data(read_runs(run_dirs, columns, specs))
 
 
 @dataclass
@@ -409,7 +410,7 @@ class RunLogs:
 
 
 def read_runs(
-    run_dirs: Sequence[Path | str], columns: Mapping[str, Collection[str]] | None = None
+    run_dirs: Sequence[Path | str], columns: Mapping[str, Collection[str]] | None = None, specs: bool = True
 ) -> RunLogs:
     """The checks and the reading of `load_runs`, without making the frames (`run_data` makes them)."""
     if not run_dirs:
@@ -446,7 +447,8 @@ def read_runs(
             for path in files:
                 start, end = read_pair_file(path)
                 task, summary = start["task"], end["summary"]
-                task_specs.add(task)
+                if specs:
+                    task_specs.add(task)
                 task_sets.setdefault(arm, set()).add(task["id"])
                 context = {"run": run.index, "group": task["group"], "category": task["category"],
                            "arm": end["arm"], "task_id": end["task_id"],

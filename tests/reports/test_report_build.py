@@ -35,23 +35,23 @@ def test_workers_change_nothing_in_the_report_and_rebuilds_are_byte_identical(wr
         assert mismatch == [] and errors == []
 
 
-def test_tables_are_the_same_from_the_report_columns_and_with_per_task_inputs_let_go(write_run, tmp_path):
+def test_tables_are_the_same_from_the_report_columns_without_task_specs(write_run, tmp_path):
     """The report's way, the frames read with REPORT_COLUMNS only (no injected block, no item content: the
-    stale counts are worked out pair by pair as the logs are read) and `tables_of(..., release=True)` (the
-    task specs dropped once the per-task table is made), gives every table as the whole frames do."""
+    stale counts are worked out pair by pair as the logs are read) and no task specs kept, gives every table
+    as the whole frames do."""
     import pandas as pd
 
     from reports.build import tables_of
     from reports.logread import REPORT_COLUMNS, load_runs
 
     runs = [write_run(tmp_path / "run"), write_run(tmp_path / "seed1", seed=1)]
-    kept, released = load_runs(runs), load_runs(runs, REPORT_COLUMNS)
+    kept, released = load_runs(runs), load_runs(runs, REPORT_COLUMNS, specs=False)
     for family, columns in REPORT_COLUMNS.items():
         assert list(getattr(released, family).columns) == [
             name for name in getattr(kept, family).columns if name in columns
         ]
     expected = tables_of(kept, resamples=200)
-    found = tables_of(released, resamples=200, release=True)
+    found = tables_of(released, resamples=200)
     assert len(kept.task_specs) == 4 and not released.task_specs
     assert "block" not in released.injections and "content" not in released.memory
     assert "block" in kept.injections and "content" in kept.memory
@@ -96,20 +96,20 @@ _TRADEOFF_COLUMNS = [
 
 def test_logs_read_by_the_reader_are_the_logs_read_here(write_run, tmp_path):
     """`FigurePool(read=runs).logs(runs)` (the CLI's way: read while the report imports pandas) is
-    `load_runs(runs, REPORT_COLUMNS)`; asked for other run folders, the pool reads them here, and its figures
-    still draw."""
+    `load_runs(runs, REPORT_COLUMNS, specs=False)`; asked for other run folders, the pool reads them here, and
+    its figures still draw."""
     import pandas as pd
 
     from reports.logread import REPORT_COLUMNS, load_runs
 
     runs = [write_run(tmp_path / "run"), write_run(tmp_path / "seed1", seed=1)]
-    here = load_runs(runs, REPORT_COLUMNS)
+    here = load_runs(runs, REPORT_COLUMNS, specs=False)
     for asked in (runs, runs[:1]):
         with figurepool.FigurePool(read=runs) as pool:
             there = pool.logs(asked)
             pool.submit("tradeoff", tmp_path / f"figures{len(asked)}", ["a"], _points())
             pool.wait()
-        expected = here if asked == runs else load_runs(asked, REPORT_COLUMNS)
+        expected = here if asked == runs else load_runs(asked, REPORT_COLUMNS, specs=False)
         for name in ("tasks", "calls", "injections", "probes", "memory"):
             pd.testing.assert_frame_equal(getattr(there, name), getattr(expected, name))
         assert (
@@ -140,7 +140,9 @@ def test_the_reader_reads_runs_up_to_a_size_and_the_report_reads_bigger_ones(
     monkeypatch.setattr(
         logread,
         "read_runs",
-        lambda run_dirs, columns=None: readers.append(os.getpid()) or read_runs(run_dirs, columns),
+        lambda run_dirs, columns=None, specs=True: (
+            readers.append(os.getpid()) or read_runs(run_dirs, columns, specs)
+        ),
     )
     with figurepool.FigurePool(read=runs) as pool:
         data = pool.logs(runs)
