@@ -369,9 +369,9 @@ class FigurePool:
         self.close(abort=kind is not None)
 
     def logs(self, run_dirs: Sequence[Path | str]) -> RunData:
-        """The runs as a report reads them, `logread.load_runs(run_dirs, REPORT_COLUMNS, specs=False)`: from
-        the reader when it was made to read these run folders, else read here (ReportInputError on bad input
-        either way)."""
+        """The runs as a report reads them (`logread.load_runs`: REPORT_COLUMNS, no specs): from the reader
+        when it was made to read these run folders, else read here (ReportInputError on bad input either
+        way)."""
         from reports.logread import REPORT_COLUMNS, load_runs, run_data
 
         self.start()  # matplotlib is imported while the logs are read (or taken)
