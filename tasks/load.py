@@ -9,6 +9,7 @@ before composing (libyaml's composer recurses in C), and a cap on the alias-expa
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -200,6 +201,29 @@ _OPENING = frozenset({yaml.SequenceStartEvent, yaml.MappingStartEvent})  # Colle
 _CLOSING = frozenset({yaml.SequenceEndEvent, yaml.MappingEndEvent})
 
 
+# What `_nesting_bounded` cannot reason about: line breaks other than "\n" (YAML breaks lines at all of
+# them), aliases and anchors (the composer checks them as it meets them) and document markers (the event
+# pass reads every document, `yaml.compose` stops after the first): a text with any of them takes the event
+# pass, so its errors are the ones it always had.
+_UNBOUNDED = re.compile(r"[\r\x85\u2028\u2029*&!]|^(?:---|\.\.\.)", re.MULTILINE)
+
+
+def _nesting_bounded(text: str) -> bool:
+    """Whether `text` provably nests at most MAX_DEPTH collections deep, read off its characters without
+    parsing (the event pass of `_check_depth` was a quarter of loading a task set).
+
+    Why the bound holds: a block collection nested in another starts at a greater column, except a
+    sequence written at its parent mapping's own column, whose entries are again further right; so a path of
+    k block collections ends at a column of at least k / 2 - 1. Without anchors and tags a block collection
+    starts at most where its line's leading run of spaces, tabs and indicators (`-`, `?`, `:`) ends, so
+    block nesting is at most 2 * (longest leading run + 1). Flow collections (`[`, `{`) nest only inside
+    the innermost block node, each at one bracket of its own: at most one level per bracket in the text."""
+    if _UNBOUNDED.search(text):
+        return False
+    longest = (MAX_DEPTH - text.count("[") - text.count("{")) // 2  # a leading run this long may go deeper
+    return longest > 0 and re.search(f"^[ \t?:-]{{{longest},}}", text, re.MULTILINE) is None
+
+
 def _check_depth(text: str) -> bool:
     """Refuse deep nesting before composing; returns whether the document uses aliases at all."""
     depth = 0
@@ -275,7 +299,7 @@ class _FileReader:
     def read(self, file: Path) -> Iterator[Task]:
         try:
             text = _read_text(file)
-            has_aliases = _check_depth(text)
+            has_aliases = not _nesting_bounded(text) and _check_depth(text)
             root = yaml.compose(text, Loader=_Loader)
             if root is not None and has_aliases:
                 _check_expansion(root)

@@ -23,6 +23,8 @@ from tasks.logschema import (
     Record,
     TaskEnd,
     TaskStart,
+    _micros_json,
+    _number,
     is_finished,
     parse_record,
     read_log,
@@ -171,6 +173,20 @@ def test_a_line_is_the_json_of_envelope_fields_and_wall_time(
         envelope = {"v": 1, "seq": seq, "type": record.TYPE, "arm": arm, "task_id": "t/1", "sim_time": now}
         whole = {**envelope, **fields, "wall_time": json.loads(line)["wall_time"]}
         assert line == json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    micros=st.integers(min_value=0, max_value=2**34 * 10**6)
+    | st.integers(min_value=2**30 * 10**6 - 5, max_value=2**30 * 10**6 + 5)
+    | st.integers(min_value=2**32 * 10**6 - 5, max_value=2**32 * 10**6 + 5)
+)
+def test_the_wall_clock_is_written_as_the_json_of_its_float(micros):
+    """`wall_time` is spelled from the integer clock: the text must be exactly the JSON of the float it reads
+    back as, and that float must be the clock's value in seconds (the nearest double to it)."""
+    written = _micros_json(micros)
+    assert written == _number(json.loads(written))
+    assert json.loads(written) == micros / 1e6
 
 
 JSON_VALUES = st.recursive(
