@@ -185,8 +185,21 @@ def _value_pattern(value: str) -> re.Pattern[str]:
 
 
 def _clause_before(text: str, start: int) -> str:
-    breaks = list(_CLAUSE_BREAK.finditer(text, 0, start))
-    return text[breaks[-1].end() : start] if breaks else text[:start]
+    # Clause breaks never overlap (a word break sits between \b's, the other breaks are single characters
+    # or CJK words that no break starts inside), so a scan from any offset finds every break that starts
+    # there or later: the last break before `start` is found by scanning back in growing windows, not the
+    # whole text from its beginning for each mention (that scan was a quarter of scoring a long prompt).
+    low, window = start, _CLAUSE_WINDOW
+    while low > 0:
+        low = max(0, start - window)
+        breaks = list(_CLAUSE_BREAK.finditer(text, low, start))
+        if breaks:
+            return text[breaks[-1].end() : start]
+        window *= 4
+    return text[:start]
+
+
+_CLAUSE_WINDOW = 80  # characters; most mentions have a clause break this close before them
 
 
 def _clause_after(text: str, end: int) -> str:
@@ -225,17 +238,44 @@ def _spans(text: str, phrases: tuple[str, ...] | list[str]) -> list[tuple[int, i
     return spans
 
 
+def _folded_in_place(text: str) -> str | None:
+    """`text.lower()` when it puts each character that case-insensitive matching takes for an ASCII letter
+    at its own position as that lower-case letter, else None. Python's `re` takes for an ASCII letter its
+    two cases and four other characters: "İ" (lower-cased to two characters: the text gets longer), "ı" and
+    "ſ" (left as they are by lower()) and the Kelvin sign (lower-cased to "k")."""
+    folded = text.lower()
+    if len(folded) != len(text) or "ı" in folded or "ſ" in folded:
+        return None
+    return folded
+
+
 def find_mentions(
     text: str, values: tuple[str, ...] | list[str], not_asserting: tuple[str, ...] | list[str] = ()
 ) -> list[Mention]:
     """Every non-overlapping mention of any value in `text`, in text order (longest value wins an overlap);
     a mention inside one of the `not_asserting` phrases is marked negated."""
     found: list[tuple[str, int, int]] = []
+    folded = _folded_in_place(text)
     for value in values:
-        if not value.strip():
+        needle = value.strip()
+        if not needle:
             continue
-        for match in _value_pattern(value).finditer(text):
-            found.append((value, match.start(), match.end()))
+        pattern = _value_pattern(value)
+        if folded is None or not needle.isascii():
+            found += [(value, match.start(), match.end()) for match in pattern.finditer(text)]
+            continue
+        # An ASCII value can match only where the folded text holds the lower-cased value, so str.find
+        # proposes the places and the pattern checks each one, instead of trying its look-behind at every
+        # character of the text.
+        needle = needle.lower()
+        at = folded.find(needle)
+        while at >= 0:
+            match = pattern.match(text, at)
+            if match is None:
+                at = folded.find(needle, at + 1)
+            else:
+                found.append((value, at, match.end()))
+                at = folded.find(needle, match.end())
     found.sort(key=lambda m: (-(m[2] - m[1]), m[1]))
     accepted: list[tuple[str, int, int]] = []
     for value, start, end in found:

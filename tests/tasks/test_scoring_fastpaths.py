@@ -1,0 +1,90 @@
+"""The scorer's shortcuts against the plain way: value mentions proposed by `str.find` on the folded text and
+checked by the pattern, and the clause before a mention found by scanning back in windows, give the mentions
+(values, places, negation) that scanning every pattern over the whole text gives."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tasks import scoring
+from tasks.scoring import Mention, find_mentions
+
+# Letters that match ASCII ones case-insensitively ("İ", "ı", "ſ", the Kelvin sign), the block's " · ",
+# clause breaks (punctuation, "but", "now", CJK words) and negation cues, so that every branch is met.
+PIECES = st.sampled_from([
+    "oolong", "Oolong", "OOLONG", "milk oolong", "lapsang", "pytest", "PyTest", "sky", "ski", "İ", "ı",
+    "ſ", "\u212a", "K", "k", "s", "i", " · ", " ", "  ", ".", ",", ";", ":", "!", "?", "\n", "，", "。",
+    "、", " but ", " now ", "However ", "rather", "但是", "但", "而是", "现在", "乌龙茶", "正山小种",
+    "不是", "not ", "no longer ", "isn't ", "used to be ", "switched from ", " was vetoed", " before.",
+    "has passed", "- [m-0001] fact · written 5d ago · ", "x", "_", "é", "É", "ß",
+])  # fmt: skip
+VALUES = st.lists(
+    st.sampled_from(["oolong", "milk oolong", "lapsang", "pytest", "sky", "ski", "k", "s", "乌龙茶",
+                     "正山小种", "ſky", "\u212aey", "İt", " oolong ", "", "  "]),
+    max_size=4,
+)  # fmt: skip
+
+
+def _plain_clause_before(text: str, start: int) -> str:
+    breaks = list(scoring._CLAUSE_BREAK.finditer(text, 0, start))
+    return text[breaks[-1].end() : start] if breaks else text[:start]
+
+
+def _plain_mentions(text: str, values: list[str], not_asserting: tuple[str, ...]) -> list[Mention]:
+    """find_mentions as it was: each value's pattern over the whole text, each clause from the start."""
+    found = [
+        (value, match.start(), match.end())
+        for value in values
+        if value.strip()
+        for match in scoring._value_pattern(value).finditer(text)
+    ]
+    found.sort(key=lambda m: (-(m[2] - m[1]), m[1]))
+    accepted: list[tuple[str, int, int]] = []
+    for value, start, end in found:
+        if all(end <= other[1] or start >= other[2] for other in accepted):
+            accepted.append((value, start, end))
+    accepted.sort(key=lambda m: (m[1], m[2]))
+    spans = scoring._spans(text, not_asserting)
+    original = scoring._clause_before
+    scoring._clause_before = _plain_clause_before  # type: ignore[assignment]
+    try:
+        mentions = []
+        for index, (value, start, end) in enumerate(accepted):
+            next_start = accepted[index + 1][1] if index + 1 < len(accepted) else len(text)
+            marked = any(low <= start and end <= high for low, high in spans)
+            negated = marked or scoring._is_negated(text, start, end, next_start)
+            mentions.append(Mention(value, start, end, negated))
+    finally:
+        scoring._clause_before = original  # type: ignore[assignment]
+    return mentions
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(PIECES, max_size=40), values=VALUES, not_asserting=st.lists(PIECES, max_size=2))
+def test_mentions_are_those_of_the_plain_scan(pieces, values, not_asserting):
+    text = "".join(pieces)
+    assert find_mentions(text, values, tuple(not_asserting)) == _plain_mentions(
+        text, values, tuple(not_asserting)
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(PIECES | st.text(max_size=3), max_size=120), at=st.integers(min_value=0))
+def test_the_clause_before_is_that_of_the_plain_scan(pieces, at):
+    """Long texts too (the windows grow), arbitrary characters between the pieces."""
+    text = "".join(pieces)
+    start = at % (len(text) + 1)
+    assert scoring._clause_before(text, start) == _plain_clause_before(text, start)
+
+
+def test_only_four_other_characters_match_an_ascii_letter():
+    """`_folded_in_place` relies on it: under IGNORECASE an ASCII letter matches its two cases and, among all
+    other characters, only "İ", "ı", "ſ" and the Kelvin sign."""
+    others = "".join(chr(code) for code in range(128, 0x110000) if not 0xD800 <= code < 0xE000)
+    matched = set(re.compile("[a-z]", re.IGNORECASE).findall(others))
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        matched |= set(re.compile(letter, re.IGNORECASE).findall(others))
+    assert matched == {"İ", "ı", "ſ", "\u212a"}
