@@ -182,6 +182,8 @@ class ItemColumns:
         slot = self.live_slot(item.id)
         if slot is None:  # not indexed (or a stale entry)
             return self.insert(item, content_hash)
+        if self._new_slots:  # the item's slot may wait to be filled in (from the item as it was then)
+            self._fill_new()
         self._write(slot, item)  # an item indexed already: rewrite its values
         self.item_at[slot] = item
         if content_hash is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,14 @@ WRITE_ATTEMPTS = 100  # plans of one write, each after another process changed t
 def random_id() -> str:
     """A fresh memory id: "m-" and 12 random hex digits."""
     return "m-" + secrets.token_hex(6)
+
+
+def _deleted(entries: Sequence[AuditRow], deleted: list[str]) -> list[bool]:
+    """Whether the store deleted each of the forget `entries` (`deleted`: the ids it did; another process may
+    have forgotten some first). A function of its own: a comprehension over a set local to a method would make
+    that method allocate a closure cell on every call, and `_write` runs on every write."""
+    kept = set(deleted)
+    return [entry[ITEM_ID] in kept for entry in entries]
 
 
 class Amnesia:
@@ -190,13 +199,12 @@ class Amnesia:
             entries = self._auditor.forgets(gone, reasons, now, self._index.known_hashes(gone))
         deleted = self.store.commit(self.workspace_id, forget=entries, save=[item], if_unchanged=True)
         if entries:
-            kept = set(deleted)
-            self._after_forget([e for e in entries if e[ITEM_ID] in kept], deleted)
+            self._after_forget(list(compress(entries, _deleted(entries, deleted))), deleted)
         # Hashed now, while it is written, so that forgetting it later (most often in a sweep, with thousands
         # of others) only looks its hash up.
         self._index.add(item, self._auditor.hash(item.content))
-        view = views.memory_view(item, self.config, superseded=retired, evicted=evicted)
-        if self._events.has_listeners("written"):
+        view = views.memory_view(item, self.config, retired, evicted)  # by position: every write
+        if self._events.listeners["written"]:
             self._events.emit("written", view.to_dict())
         return view
 
@@ -255,10 +263,10 @@ class Amnesia:
         entries = self._auditor.forgets(items, reasons, now, hashes)
         deleted = self.store.commit(self.workspace_id, forget=entries)
         if len(deleted) != len(entries):  # another process forgot some first
-            kept = set(deleted)
+            kept = _deleted(entries, deleted)
             if slots is not None:
-                slots = slots[[e[ITEM_ID] in kept for e in entries]]
-            entries = [e for e in entries if e[ITEM_ID] in kept]
+                slots = slots[kept]
+            entries = list(compress(entries, kept))
         self._after_forget(entries, deleted, slots)
         return deleted
 
@@ -270,7 +278,7 @@ class Amnesia:
         if not entries:  # most writes retire nothing: skip the column update
             return
         self._index.remove(deleted, slots)
-        if self._events.has_listeners("forgotten"):
+        if self._events.listeners["forgotten"]:
             for entry in entries:
                 self._events.emit("forgotten", as_entry(entry).brief())
 
@@ -307,7 +315,7 @@ class Amnesia:
     def _touch_all(self, items: Sequence[MemoryItem], now: float, reason: str) -> None:
         for item in items:
             self._index.touch(item, now)
-            if self._events.has_listeners("touched"):
+            if self._events.listeners["touched"]:
                 self._events.emit("touched", touched_payload(item, reason, now))
         if items:
             self.store.commit(self.workspace_id, save=items)
@@ -448,7 +456,7 @@ class Amnesia:
             "budget_tokens": budget,
             "at": now,
         }
-        if self._events.has_listeners("injected"):  # the payload copies every item ref: only when heard
+        if self._events.listeners["injected"]:  # the payload copies every item ref: only when heard
             self._events.emit("injected", injected_payload(self._last_injection, injection))
         return injection
 

@@ -17,25 +17,24 @@ Listener = Callable[[dict[str, Any]], None]
 
 class EventBus:
     def __init__(self) -> None:
-        self._listeners: dict[str, list[Listener]] = {name: [] for name in EVENT_NAMES}
+        # The callbacks of each event, read-only outside: an empty list means nobody listens, and callers test
+        # it (a C-level lookup, not a method call: every write asks) before they build a payload.
+        self.listeners: dict[str, list[Listener]] = {name: [] for name in EVENT_NAMES}
 
     def on(self, event: str, callback: Listener) -> Callable[[], None]:
         """Subscribe; returns a callable that unsubscribes (idempotent)."""
-        if event not in self._listeners:
+        if event not in self.listeners:
             raise InvalidInput(f"event: expected one of {', '.join(EVENT_NAMES)}, got {event!r}")
-        self._listeners[event].append(callback)
+        self.listeners[event].append(callback)
 
         def unsubscribe() -> None:
-            if callback in self._listeners[event]:
-                self._listeners[event].remove(callback)
+            if callback in self.listeners[event]:
+                self.listeners[event].remove(callback)
 
         return unsubscribe
 
-    def has_listeners(self, event: str) -> bool:
-        return bool(self._listeners[event])
-
     def emit(self, event: str, payload: dict[str, Any]) -> None:
-        for callback in list(self._listeners[event]):
+        for callback in list(self.listeners[event]):
             callback(payload)
 
 

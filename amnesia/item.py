@@ -153,8 +153,6 @@ def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool) -> No
 
 def resolve_ttl(ttl: Any, pin: bool, config: Config) -> float | None:
     """Seconds of shelf life for a write: UNSET -> the default (none for a pin), a duration -> seconds."""
-    if type(ttl) is float and 0.0 < ttl <= MAX_DURATION_SECONDS:  # most writes: nothing to parse
-        return ttl
     if ttl is UNSET:
         return None if pin else config.default_ttl
     if ttl is None:
@@ -211,7 +209,10 @@ def new_item(
         raise InvalidInput(f"pin: expected true or false, got {pin!r}")
     if pin and source == "auto":
         raise InvalidInput("pin: memories from an untrusted source (auto) cannot be pinned")
-    seconds = resolve_ttl(ttl, pin, config)
+    # Most writes give a float ttl in range: nothing to parse, no call (resolve_ttl would return it as is).
+    seconds = ttl if type(ttl) is float and 0.0 < ttl <= MAX_DURATION_SECONDS else None
+    if seconds is None:
+        seconds = resolve_ttl(ttl, pin, config)
     if source == "auto" and (seconds is None or seconds > config.untrusted_max_ttl):
         seconds = config.untrusted_max_ttl  # untrusted text gets a short shelf life
     if expires_at is not None:

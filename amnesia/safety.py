@@ -104,7 +104,8 @@ def _literal_gate(needles: tuple[str, ...]) -> re.Pattern[bytes]:
 _NEEDLE_GATE = _literal_gate(_NEEDLES)
 _CARD = re.compile(r"\b(?:\d[ \-]?){13,19}\b")
 _CARD_MIN_DIGITS = 13
-_ASCII_DIGITS = b"0123456789"
+# ASCII lower-casing (str.lower() on ASCII text) with every digit made "0".
+_FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ123456789", b"abcdefghijklmnopqrstuvwxyz000000000")
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -122,22 +123,28 @@ def find_secret_rule(text: str) -> str | None:
     ascii_only = text.isascii()
     rules = RULES
     if ascii_only:  # only the rules one of whose literals occurs can match
-        data = text.encode("ascii")
-        lowered = data.lower()  # bytes.lower() is ASCII lower-casing: str.lower() on ASCII text
-        rules = ()
-        if _NEEDLE_GATE.search(lowered) is not None:
-            present = {needle for needle in _NEEDLES if needle.encode() in lowered}
-            rules = tuple(rule for rule in RULES if not present.isdisjoint(rule.needles))
+        # Lower-cased, digits as "0": no literal holds a digit, so the literals are found as in the
+        # lower-cased text, and the digits are counted in one pass.
+        folded = text.encode("ascii").translate(_FOLD)
+        rules = () if _NEEDLE_GATE.search(folded) is None else _rules_present(folded)
     for rule in rules:
         if rule.pattern.search(text):
             return rule.name
-    if ascii_only and len(data) - len(data.translate(None, _ASCII_DIGITS)) < _CARD_MIN_DIGITS:
+    if ascii_only and folded.count(b"0") < _CARD_MIN_DIGITS:
         return None  # too few digits for a card number
     for match in _CARD.finditer(text):
         digits = re.sub(r"\D", "", match.group())
         if 13 <= len(digits) <= 19 and _luhn_ok(digits):
             return "payment-card"
     return None
+
+
+def _rules_present(folded: bytes) -> tuple[SecretRule, ...]:
+    """The rules one of whose literals occurs in the folded text (see `find_secret_rule`). A function of
+    its own: comprehensions over `find_secret_rule`'s locals would make it allocate closure cells on every
+    call."""
+    present = {needle for needle in _NEEDLES if needle.encode() in folded}
+    return tuple(rule for rule in RULES if not present.isdisjoint(rule.needles))
 
 
 def refuse_secrets(text: str) -> None:

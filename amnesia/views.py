@@ -261,7 +261,6 @@ class SweepResult(_View):
 def memory_view(
     item: MemoryItem,
     config: Config,
-    *,
     superseded: Sequence[MemoryItem] = (),
     evicted: Sequence[MemoryItem] = (),
 ) -> MemoryView:
