@@ -49,7 +49,15 @@ RECALL_TOOLS = ("recall_from_clues", "memory_search", "amnesia_recall")
 
 # History messages recur in every later call of a session (and on every arm), and so do the answers: their
 # counts are memoised.
-_message_tokens = lru_cache(maxsize=65_536)(count_tokens)
+_line_tokens = lru_cache(maxsize=65_536)(count_tokens)
+
+
+@lru_cache(maxsize=65_536)
+def _message_tokens(content: str) -> int:
+    """count_tokens(content), as the sum of its lines' memoised counts: a line break is whitespace, which no
+    token holds or spans, so the lines' counts add up to the text's. The system message differs in nearly
+    every call (its memory block), but most of its lines (the instructions, memory lines) recur."""
+    return sum(map(_line_tokens, content.split("\n")))
 
 
 @dataclass(frozen=True)

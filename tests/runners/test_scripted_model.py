@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from amnesia.tokens import count_tokens
 from runners.models import resolve_model, split_spec
-from runners.models.scripted import ABSTAIN_TEXT, ACK_TEXT, ScriptedModel
+from runners.models.scripted import ABSTAIN_TEXT, ACK_TEXT, ScriptedModel, _message_tokens
 from tasks.errors import ModelSpecError
 from tasks.modelapi import ModelRequest
 
@@ -134,3 +135,17 @@ def test_cjk_candidates_match_as_substrings() -> None:
         is_probe=True,
     )
     assert ScriptedModel("uniform").answer(request) == "乌龙茶"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.text(max_size=12)
+        | st.sampled_from(["\n", "\n\n", " · ", "乌龙茶", "- [m-0001] fact · written 2d ago"]),
+        max_size=12,
+    )
+)
+def test_a_message_is_counted_as_count_tokens_counts_it(pieces) -> None:
+    """The scripted model counts a message line by line (memoised per line): the same count as the whole."""
+    text = "".join(pieces)
+    assert _message_tokens(text) == count_tokens(text)
