@@ -6,11 +6,9 @@ anew (with hinting, the font's size program runs again), about 0.06 ms a glyph w
 takes 0.04 ms. The six PNGs of a report draw about 1,700 glyphs, and their text took a fifth of the figures'
 drawing time (0.24 s of 1.26 s CPU for a 900-task report). `Renderer` draws a string as matplotlib does, but
 sets the size once for each run of glyphs in one font and builds the transform once per string: 0.16 s.
-It also keeps each string's layout and size (`LAYOUTS`, `METRICS`), which matplotlib works out again for
-every figure and every draw (tick labels such as 0.2 or 0.4 recur in most figures): about 4% of the six
-figures' drawing time more. The files are the same byte for byte (tests/reports draw every figure of a
-report both ways). It mirrors that one matplotlib's code: with another version (`MIRRORED` false) the
-figures keep matplotlib's own canvas, and mathtext is drawn by matplotlib's `draw_text`.
+The files are the same byte for byte (tests/reports draw every figure of a report both ways). It mirrors
+that one matplotlib's code: with another version (`MIRRORED` false) the figures keep matplotlib's own
+canvas, and mathtext is drawn by matplotlib's `draw_text`.
 """
 
 from __future__ import annotations
@@ -27,27 +25,8 @@ from matplotlib.ft2font import RenderMode
 MIRRORED = matplotlib.__version__.startswith("3.11.") and hasattr(RendererAgg, "_draw_text_glyphs_and_boxes")
 
 
-# string, font, size, dpi, hinting, features, language -> its glyphs as FT2Font._layout gives them
-LAYOUTS: dict[tuple[Any, ...], Any] = {}
-METRICS: dict[tuple[Any, ...], tuple[float, float, float]] = {}  # the same key -> width, height, descent
-CACHED = 4096  # strings of each kind kept (a figure has a few dozen)
-
-
 class Renderer(RendererAgg):
     """RendererAgg whose plain text sets each font's size once per string (see the module docstring)."""
-
-    def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> tuple[float, float, float]:
-        """`s`'s width, height and descent in pixels, as `RendererAgg`'s."""
-        if ismath:
-            return super().get_text_width_height_descent(s, prop, ismath)
-        font = self._prepare_font(prop)
-        key = (s, font, prop.get_size_in_points(), self.dpi, get_hinting_flag(), None, None)
-        found = METRICS.get(key)
-        if found is None:
-            if len(METRICS) >= CACHED:
-                METRICS.clear()
-            found = METRICS[key] = super().get_text_width_height_descent(s, prop, ismath)
-        return found
 
     def draw_text(
         self,
@@ -65,15 +44,13 @@ class Renderer(RendererAgg):
             super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
             return
         font = self._prepare_font(prop)
-        features = mtext.get_fontfeatures() if mtext is not None else None
-        language = mtext.get_language() if mtext is not None else None
+        items = font._layout(
+            s,
+            flags=get_hinting_flag(),
+            features=mtext.get_fontfeatures() if mtext is not None else None,
+            language=mtext.get_language() if mtext is not None else None,
+        )
         size = prop.get_size_in_points()
-        key = (s, font, size, self.dpi, get_hinting_flag(), features, language)
-        items = LAYOUTS.get(key)
-        if items is None:
-            if len(LAYOUTS) >= CACHED:
-                LAYOUTS.clear()
-            items = LAYOUTS[key] = font._layout(s, flags=key[4], features=features, language=language)
         cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
         # matplotlib's transform for a glyph with no slant and no extension, the same for every glyph
         transform = (0x10000 * np.array([[cos, -sin], [sin, cos]]) @ [[1, 0], [0, 1]]).round().astype(int)
