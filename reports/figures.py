@@ -22,7 +22,6 @@ import pandas as pd
 
 from amnesia.config import Config
 from amnesia.decay import CURVE_CODES, FLAT, decayed
-from reports import aggtext
 from reports.figurepool import Timeline
 
 DAY = 86400.0
@@ -87,8 +86,6 @@ def save_figure(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
     PNG's box: `bbox_inches="tight"` would lay it out once more for each file, each file on its own box."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
-    if aggtext.MIRRORED:
-        aggtext.Canvas(fig)  # the same pixels, its text drawn faster
     found = _content_box(fig)
     if found is None:  # laid out once more, with matplotlib's tight box, for both files
         fig.set_dpi(DPI)

@@ -101,28 +101,3 @@ def test_the_titles_sit_where_matplotlib_would_put_them(write_run, tmp_path, mon
     assert len(files) == 2 * len(names) == 12
     for name in files:
         assert (tmp_path / "given" / name).read_bytes() == (tmp_path / "placed" / name).read_bytes(), name
-
-
-def test_the_faster_agg_text_draws_matplotlibs_pixels(write_run, tmp_path, monkeypatch):
-    """`reports.aggtext` draws the same PNGs as matplotlib's own text path: every figure of a report, and
-    text rotated, in several sizes, aliased, and mathtext (drawn by matplotlib either way)."""
-    from reports import aggtext
-    from reports.build import write_figures
-
-    tables = compute_tables(write_run(tmp_path / "run"), resamples=100)
-
-    def draw(folder):
-        write_figures(tables, folder, workers=0)
-        fig, ax = plt.subplots(figsize=(4, 3))
-        ax.text(0.1, 0.2, "aliased, turned 30°", rotation=30, antialiased=False, fontsize=11)
-        ax.text(0.1, 0.6, "Ünïcode — tiny", fontsize=5)
-        ax.set_title(r"math $\alpha^2 + \sqrt{x}$ and plain")
-        save_figure(fig, folder, "text")
-
-    draw(tmp_path / "fast")
-    monkeypatch.setattr(aggtext, "MIRRORED", False)
-    draw(tmp_path / "plain")
-    files = sorted(path.name for path in (tmp_path / "fast").iterdir())
-    assert len(files) == 14
-    for name in files:
-        assert (tmp_path / "fast" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes(), name
