@@ -276,6 +276,15 @@ def find_mentions(
             else:
                 found.append((value, at, match.end()))
                 at = folded.find(needle, match.end())
+    return _mentions_of_matches(text, found, not_asserting)
+
+
+def _mentions_of_matches(
+    text: str, found: list[tuple[str, int, int]], not_asserting: tuple[str, ...] | list[str] = ()
+) -> list[Mention]:
+    """The mentions `find_mentions` makes of the (value, start, end) matches `found` in `text`: the
+    longest match wins an overlap, in text order, each marked negated when a cue or a `not_asserting`
+    phrase says so."""
     found.sort(key=lambda m: (-(m[2] - m[1]), m[1]))
     accepted: list[tuple[str, int, int]] = []
     for value, start, end in found:

@@ -34,32 +34,20 @@ def _plain_clause_before(text: str, start: int) -> str:
 
 
 def _plain_mentions(text: str, values: list[str], not_asserting: tuple[str, ...]) -> list[Mention]:
-    """find_mentions as it was: each value's pattern over the whole text, each clause from the start."""
+    """find_mentions as it was: each value's pattern over the whole text, each clause from the start (the
+    overlap and negation step after the matches is the scorer's own, shared)."""
     found = [
         (value, match.start(), match.end())
         for value in values
         if value.strip()
         for match in scoring._value_pattern(value).finditer(text)
     ]
-    found.sort(key=lambda m: (-(m[2] - m[1]), m[1]))
-    accepted: list[tuple[str, int, int]] = []
-    for value, start, end in found:
-        if all(end <= other[1] or start >= other[2] for other in accepted):
-            accepted.append((value, start, end))
-    accepted.sort(key=lambda m: (m[1], m[2]))
-    spans = scoring._spans(text, not_asserting)
     original = scoring._clause_before
     scoring._clause_before = _plain_clause_before  # type: ignore[assignment]
     try:
-        mentions = []
-        for index, (value, start, end) in enumerate(accepted):
-            next_start = accepted[index + 1][1] if index + 1 < len(accepted) else len(text)
-            marked = any(low <= start and end <= high for low, high in spans)
-            negated = marked or scoring._is_negated(text, start, end, next_start)
-            mentions.append(Mention(value, start, end, negated))
+        return scoring._mentions_of_matches(text, found, not_asserting)
     finally:
         scoring._clause_before = original  # type: ignore[assignment]
-    return mentions
 
 
 @settings(max_examples=400, deadline=None)
