@@ -12,27 +12,39 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tasks import load as taskload
+from tasks.writeset import dump_tasks
 
-TASK = """\
-- id: t/one
-  group: harmful
-  category: fact-change
-  description: A fact changes.
-  sessions:
-  - at: 0s
-    turns:
-    - user: 'Remember: the drink is lapsang.'
-      remember:
-        content: The drink is lapsang.
-        ttl: 1d
-        key: drink
-        tags:
-        - drinks
-  - at: 1h
-    turns:
-    - user: What is the drink?
-      probe: {expect: [lapsang], stale: []}
-"""
+# One task as `generate` writes it (tasks.writeset.dump_tasks: block style), the text the shortcut is for.
+TASK = dump_tasks(
+    [
+        {
+            "id": "t/one",
+            "group": "harmful",
+            "category": "fact-change",
+            "description": "A fact changes.",
+            "sessions": [
+                {
+                    "at": "0s",
+                    "turns": [
+                        {
+                            "user": "Remember: the drink is lapsang.",
+                            "remember": {
+                                "content": "The drink is lapsang.",
+                                "ttl": "1d",
+                                "key": "drink",
+                                "tags": ["drinks"],
+                            },
+                        }
+                    ],
+                },
+                {
+                    "at": "1h",
+                    "turns": [{"user": "What is the drink?", "probe": {"expect": ["lapsang"], "stale": []}}],
+                },
+            ],
+        }
+    ]
+)
 
 
 def _depth(text: str) -> int:
