@@ -64,7 +64,7 @@ class ForgetFilter:
         return chosen
 
 
-_NO_SLOTS = np.zeros(0, dtype=np.intp)  # nothing due (shared, so read-only)
+_NO_SLOTS = np.zeros(0, dtype=np.intp)  # nothing due: one shared array (so read-only)
 _NO_SLOTS.flags.writeable = False
 SMALL_STORE = 16  # up to this many slots, due and stale items are found in plain Python (numpy's call cost)
 # Why a due item goes, by whether it expired (an object array: gathering from it hands out these very
@@ -83,7 +83,7 @@ class DueItems(NamedTuple):
 class LiveItems(Mapping[str, MemoryItem]):
     """The live items by id, in write order: a read-only view of the columns' id -> slot map and their
     item-by-slot list. One map serves both (no dict of items beside it): a write inserts one dict entry
-    instead of two, and a sweep deletes none (see `ItemColumns.remove_slots`)."""
+    instead of two, and a sweep deletes none (see `ItemColumns.free_slots`)."""
 
     __slots__ = ("_columns",)
 
@@ -229,7 +229,7 @@ class ItemIndex:
     def due(self, now: float, strengths: np.ndarray) -> DueItems:
         """The items that must be forgotten now (see `at_slots` for the items themselves)."""
         if not self.config.auto_expire:
-            return DueItems(np.zeros(0, dtype=np.intp), [])
+            return DueItems(_NO_SLOTS, [])
         if self.columns.used <= SMALL_STORE:
             found = self.columns.due_small(now, strengths, self.config.forgotten_strength)
             if not found:  # most sweeps and injections
