@@ -117,13 +117,30 @@ DRAW: dict[str, Callable[..., None]] = {
 
 @dataclass(frozen=True)
 class Timeline:
-    """What the strength timeline of one task shows (sent to a worker instead of the run)."""
+    """What the strength timeline of one task shows (sent to a worker instead of the run). The arm's decay
+    options are looked up here, in the report's process: a worker would import amnesia.config (and yaml) for
+    these four values, about a tenth of a second of CPU."""
 
     arm: str
     task_id: str
     events: pd.DataFrame  # the task's memory records for the arm, first run only, in simulated-time order
     horizon: float  # the task's last simulated time (items never forgotten are drawn up to it)
-    config: dict  # the arm's describe() dict (its decay options)
+    stale_at: float  # the arm's stale_strength (amnesia's default when it sets none)
+    forgotten_at: float  # its forgotten_strength
+    decay_k: float  # its decay_k
+    zero_at_ttl: bool  # decay_mode "forget": strength 0 at the ttl ("rank" has no cut-off)
+
+
+def _config_value(config: Any, name: str) -> Any:
+    """Find an option by name anywhere in an arm's describe() dict (arms nest their options differently)."""
+    if isinstance(config, dict):
+        if name in config:
+            return config[name]
+        for value in config.values():
+            found = _config_value(value, name)
+            if found is not None:
+                return found
+    return None
 
 
 def timeline_of(data: RunData, arm: str, task_id: str) -> Timeline:
@@ -132,6 +149,7 @@ def timeline_of(data: RunData, arm: str, task_id: str) -> Timeline:
     logread.REPORT_COLUMNS; the figure reads the items' ttl, curve, pinned and strength besides)."""
     import pandas as pd
 
+    from amnesia.config import Config
     from reports.logread import pair_summary
 
     memory, tasks = data.memory, data.tasks
@@ -143,7 +161,17 @@ def timeline_of(data: RunData, arm: str, task_id: str) -> Timeline:
     # numbers as in a frame of many pairs, where some are set (a pair's might all be None)
     events = pd.DataFrame(records).astype({"ttl": float, "strength": float})
     events = events.sort_values("sim_time", kind="stable")
-    return Timeline(arm, task_id, events, float(pair["horizon"].max()), data.arm_configs.get(arm, {}))
+    config, defaults = data.arm_configs.get(arm, {}), Config()
+    return Timeline(
+        arm,
+        task_id,
+        events,
+        float(pair["horizon"].max()),
+        stale_at=_config_value(config, "stale_strength") or defaults.stale_strength,
+        forgotten_at=_config_value(config, "forgotten_strength") or defaults.forgotten_strength,
+        decay_k=_config_value(config, "decay_k") or defaults.decay_k,
+        zero_at_ttl=(_config_value(config, "decay_mode") or defaults.decay_mode) == "forget",
+    )
 
 
 def context_calls(data: RunData) -> tuple[pd.DataFrame, pd.Series]:

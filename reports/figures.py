@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.image
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-from amnesia.config import Config
 from amnesia.decay import CURVE_CODES, FLAT, decayed
 from reports.figurepool import Timeline
 
@@ -40,7 +39,19 @@ _WHITE = np.uint32(0xFFFFFFFF)  # an opaque white RGBA pixel, whatever the byte 
 PNG_OPTIONS = {"compress_level": 3}
 
 
-def _content_box(fig: plt.Figure) -> tuple[Any, np.ndarray] | None:
+def subplots(
+    nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], dpi: float | None = None, **options: Any
+) -> tuple[Figure, Any]:
+    """A figure of `figsize` inches (at `dpi`, default matplotlib's) on an Agg canvas with its grid of axes,
+    as `matplotlib.pyplot.subplots` makes it (`options` go to `Figure.subplots`; the same files: a test
+    compares them), but held by no figure manager: pyplot's import, its figure registry and closing each
+    figure cost the figure workers CPU for nothing, and a figure no longer referenced is simply freed."""
+    fig = Figure(figsize=figsize, dpi=dpi)
+    FigureCanvasAgg(fig)  # what pyplot attaches (the slow layout asks the canvas for its renderer)
+    return fig, fig.subplots(nrows, ncols, **options)
+
+
+def _content_box(fig: Figure) -> tuple[Any, np.ndarray] | None:
     """Draw `fig` once (Agg, DPI) on its box grown by MARGINS and crop to what was drawn plus PAD: the
     bounding box in inches and the cropped RGBA pixels. None when something reaches the canvas edge (it
     may be cut: the caller lays the figure out the slow way)."""
@@ -78,9 +89,9 @@ def _content_box(fig: plt.Figure) -> tuple[Any, np.ndarray] | None:
     return box, pixels[top_row:bottom_row, left_column:right_column]
 
 
-def save_figure(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
-    """Save `fig` as folder/name.png and .svg, cropped to what it draws (byte-identical across rebuilds),
-    and close it.
+def save_figure(fig: Figure, folder: Path, name: str) -> list[Path]:
+    """Save `fig` (made by `subplots`) as folder/name.png and .svg, cropped to what it draws (byte-identical
+    across rebuilds).
 
     The figure is laid out and drawn once for the PNG (see `_content_box`) and once for the SVG, on the
     PNG's box: `bbox_inches="tight"` would lay it out once more for each file, each file on its own box."""
@@ -99,24 +110,23 @@ def save_figure(fig: plt.Figure, folder: Path, name: str) -> list[Path]:
     # byte-identical across rebuilds of the same run. The SVG's strings are text elements (font family and
     # size given), not glyph outlines: each string laid out once more as paths cost about a third of the
     # SVG's time, and as text it can be searched, selected and read by a screen reader.
-    with plt.rc_context({"svg.hashsalt": "amnesia-bench", "svg.fonttype": "none"}):
+    with matplotlib.rc_context({"svg.hashsalt": "amnesia-bench", "svg.fonttype": "none"}):
         if found is None:
             fig.savefig(
                 paths[0], dpi=DPI, metadata={"Software": None}, bbox_inches=box, pil_kwargs=PNG_OPTIONS
             )
         fig.savefig(paths[1], dpi=DPI, metadata={"Date": None}, bbox_inches=box)
-    plt.close(fig)
     return paths
 
 
 def arm_colors(arms: list[str]) -> dict[str, tuple[float, ...]]:
     """arm -> colour, by position in the run's arm order (tab10, tab20 beyond ten arms): the same arm has the
     same colour in every figure of a report."""
-    palette = plt.get_cmap("tab10" if len(arms) <= 10 else "tab20").colors
+    palette = matplotlib.colormaps["tab10" if len(arms) <= 10 else "tab20"].colors
     return {arm: palette[i % len(palette)] for i, arm in enumerate(arms)}
 
 
-def set_title(ax: plt.Axes, text: str, **style: Any) -> None:
+def set_title(ax: Axes, text: str, **style: Any) -> None:
     """`ax`'s title, just above the plot. Its height is given: left to matplotlib, every draw measures the
     tick labels to see whether the title must move up, about a twentieth of a figure's drawing time in each
     of its two files, and it never does here: no axis has ticks on top, and a y axis's offset text (x10^k)
@@ -124,7 +134,7 @@ def set_title(ax: plt.Axes, text: str, **style: Any) -> None:
     ax.set_title(text, y=1.0, **style)
 
 
-def _legend_outside(ax: plt.Axes) -> None:
+def _legend_outside(ax: Axes) -> None:
     """The legend to the right of the plot, so it never hides data however many arms there are."""
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
 
@@ -149,7 +159,7 @@ def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path, colors: Mappin
     counts = 0.06 * len(f"n={int(summary['stale_probes'].max())}") + 0.15
     panel, height = 3.2, 0.35 * len(arms) + 1.6
     width = names + len(groups) * panel + (len(groups) - 1) * (counts + names) + counts
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         1, len(groups), figsize=(width, height), sharey=False, squeeze=False,
         gridspec_kw={"left": names / width, "right": 1 - counts / width, "wspace": (counts + names) / panel,
                      "top": 1 - 0.65 / height, "bottom": 0.55 / height},
@@ -179,7 +189,7 @@ def context_tokens_over_time(
 ) -> list[Path]:
     """Per arm, the prompt tokens of its calls (`calls`: arm, sim_time, prompt_tokens) summed over simulated
     time, per task (`tasks_per_arm`: arm -> tasks)."""
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = subplots(figsize=(8, 4))
     for arm, part in calls.groupby("arm", sort=False):
         ordered = part.sort_values("sim_time")
         per_time = ordered.groupby("sim_time")["prompt_tokens"].sum().cumsum() / tasks_per_arm[arm]
@@ -195,7 +205,7 @@ def context_tokens_over_time(
 def success_vs_tokens(summary: pd.DataFrame, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
     """One point per arm with 95% CIs; arms with identical numbers share one label so none hides another."""
     rows = summary[summary["group"] == "all"]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     for _, row in rows.iterrows():
         frame = row.to_frame().T.astype({c: float for c in row.index if c not in ("arm", "group")})
         ax.errorbar(row["context_tokens"], row["success_rate"],
@@ -219,7 +229,7 @@ def stale_error_vs_age(by_age: pd.DataFrame, folder: Path, colors: Mapping[str, 
     """Per arm, the rate in each age bin with its CI and probe count; an empty bin is an open marker at 0
     labelled n=0. The title says how many of the stale probes have a change time (the rest cannot be
     binned)."""
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = subplots(figsize=(8, 4))
     labels = list(by_age["age_bin"].cat.categories) if len(by_age) else []
     arms = list(dict.fromkeys(by_age["arm"]))
     width = 0.6 / max(len(arms), 1)
@@ -246,28 +256,12 @@ def stale_error_vs_age(by_age: pd.DataFrame, folder: Path, colors: Mapping[str, 
     return save_figure(fig, folder, "stale_error_vs_age")
 
 
-def _config_value(config: Any, name: str) -> Any:
-    """Find an option by name anywhere in an arm's describe() dict (arms nest their options differently)."""
-    if isinstance(config, dict):
-        if name in config:
-            return config[name]
-        for value in config.values():
-            found = _config_value(value, name)
-            if found is not None:
-                return found
-    return None
-
-
 def strength_timeline(timeline: Timeline, folder: Path) -> list[Path]:
     """Each item's strength, recomputed with amnesia.decay from its write and touch records."""
-    defaults = Config()
-    config, events, horizon = timeline.config, timeline.events, timeline.horizon
-    arm, task_id = timeline.arm, timeline.task_id
-    stale_at = _config_value(config, "stale_strength") or defaults.stale_strength
-    forgotten_at = _config_value(config, "forgotten_strength") or defaults.forgotten_strength
-    k = _config_value(config, "decay_k") or defaults.decay_k
-    zero_at_ttl = (_config_value(config, "decay_mode") or defaults.decay_mode) == "forget"  # rank: no cut-off
-    fig, ax = plt.subplots(figsize=(8, 4))
+    events, horizon, arm, task_id = timeline.events, timeline.horizon, timeline.arm, timeline.task_id
+    stale_at, forgotten_at, k = timeline.stale_at, timeline.forgotten_at, timeline.decay_k
+    zero_at_ttl = timeline.zero_at_ttl
+    fig, ax = subplots(figsize=(8, 4))
     for item_id, item in events.groupby("item_id", sort=False):
         write = item[item["event"] == "write"]
         if write.empty:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports.figures import arm_colors, plt, save_figure, set_title
+from reports.figures import arm_colors, save_figure, set_title, subplots
 
 X, Y = "false_forgetting_rate", "stale_error_rate"
 POINT_COLUMNS = ["label", "arm", X, f"{X}_lo", f"{X}_hi", Y, f"{Y}_lo", f"{Y}_hi"]
@@ -36,7 +36,7 @@ def tradeoff_figure(
     labels per arm are joined in order and labelled. Lower-left is better on both."""
     arms = list(dict.fromkeys(points["arm"]))
     colors = dict(colors) if colors is not None else arm_colors(arms)
-    fig, ax = plt.subplots(figsize=(7, 5))
+    fig, ax = subplots(figsize=(7, 5))
     several = points["label"].nunique() > 1
     for arm in arms:
         part = points[points["arm"] == arm]

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from reports.build import compute_tables
-from reports.figures import DPI, PAD, arm_colors, plt, save_figure
+from reports.figures import DPI, PAD, arm_colors, save_figure, subplots
 from reports.tradeoff import tradeoff_figure, tradeoff_points
 
 
@@ -47,7 +47,7 @@ def test_a_figure_is_cropped_to_all_it_draws_however_far_its_legend_reaches(tmp_
     """The PNG is the drawn content plus the pad, as `bbox_inches="tight"` gives it, also when the legend
     beside the plot reaches past the canvas margins (the figure is then laid out the slow way); the SVG
     has the same box."""
-    fig, ax = plt.subplots(figsize=(4, 3), dpi=DPI)  # text is measured at the dpi it is drawn at
+    fig, ax = subplots(figsize=(4, 3), dpi=DPI)  # text is measured at the dpi it is drawn at
     ax.plot([0, 1], [0, 1], label="x" * label)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(PAD)
@@ -60,7 +60,7 @@ def test_a_figure_is_cropped_to_all_it_draws_however_far_its_legend_reaches(tmp_
 
 @pytest.mark.parametrize("width", [1.03, 1.08, 2.5, 7.77, 12.34])  # inches: canvases of fractional pixels
 def test_a_figure_of_any_size_is_saved_with_its_tight_box(tmp_path, width):
-    fig, ax = plt.subplots(figsize=(width, 2.01), dpi=DPI)
+    fig, ax = subplots(figsize=(width, 2.01), dpi=DPI)
     ax.set_title("a title")
     tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(PAD)
     png, _ = save_figure(fig, tmp_path, "f")
@@ -71,7 +71,7 @@ def test_a_figure_of_any_size_is_saved_with_its_tight_box(tmp_path, width):
 def test_the_svg_keeps_every_string_as_text(tmp_path):
     """SVG strings are text elements (searchable, read aloud), not glyph outlines: title, axis labels, tick
     labels and legend entries."""
-    fig, ax = plt.subplots(figsize=(4, 3))
+    fig, ax = subplots(figsize=(4, 3))
     ax.plot([0, 1], [0, 1], label="amnesia (n=12)")
     ax.set_title("stale errors by age")
     ax.set_xlabel("simulated days")
@@ -82,22 +82,40 @@ def test_the_svg_keeps_every_string_as_text(tmp_path):
     assert {"stale errors by age", "simulated days", "start", "end", "amnesia (n=12)"} <= set(texts)
 
 
-def test_the_titles_sit_where_matplotlib_would_put_them(write_run, tmp_path, monkeypatch):
-    """`set_title` gives the title's height (matplotlib would measure the tick labels at every draw to
-    place it): every figure of a report is the same file as with matplotlib's own placement."""
+def _placed_by_matplotlib(ax, text, **style):
+    ax.set_title(text, **style)
+
+
+def _made_by_pyplot(nrows=1, ncols=1, *, figsize, dpi=None, **options):
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(nrows, ncols, figsize=figsize, dpi=dpi, **options)
+
+
+@pytest.mark.parametrize(
+    ("shortcut", "matplotlibs_way"),
+    [("set_title", _placed_by_matplotlib), ("subplots", _made_by_pyplot)],
+)
+def test_every_figure_is_the_same_file_as_drawn_matplotlibs_own_way(
+    write_run, tmp_path, monkeypatch, shortcut, matplotlibs_way
+):
+    """The figures' shortcuts give the same files as matplotlib's own way, for every figure of a report:
+    `set_title` gives the title's height (matplotlib would measure the tick labels at every draw to place
+    it), and `subplots` makes the figure without pyplot (no figure manager)."""
+    import matplotlib.pyplot as plt
+
     from reports import figures, tradeoff
     from reports.build import write_figures
 
     tables = compute_tables(write_run(tmp_path / "run"), resamples=100)
     names = write_figures(tables, tmp_path / "given", workers=0)
-
-    def placed_by_matplotlib(ax, text, **style):
-        ax.set_title(text, **style)
-
     for module in (figures, tradeoff):
-        monkeypatch.setattr(module, "set_title", placed_by_matplotlib)
-    write_figures(tables, tmp_path / "placed", workers=0)
+        monkeypatch.setattr(module, shortcut, matplotlibs_way)
+    try:
+        write_figures(tables, tmp_path / "theirs", workers=0)
+    finally:
+        plt.close("all")
     files = sorted(path.name for path in (tmp_path / "given").iterdir())
     assert len(files) == 2 * len(names) == 12
     for name in files:
-        assert (tmp_path / "given" / name).read_bytes() == (tmp_path / "placed" / name).read_bytes(), name
+        assert (tmp_path / "given" / name).read_bytes() == (tmp_path / "theirs" / name).read_bytes(), name
