@@ -13,18 +13,25 @@ amnesia_bench.build_report(run_dir, out="runs/demo/report-again")
 
 from typing import Any
 
-try:
-    from importlib.metadata import PackageNotFoundError, version
-
-    __version__ = version("dsh-memory-forget")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
-
 __all__ = ["DEFAULT_ARMS", "__version__", "build_report", "load_run", "run"]
 
 
+def _installed_version() -> str:
+    """The installed distribution's version, or `0.0.0+unknown` in a source tree that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dsh-memory-forget")
+    except PackageNotFoundError:
+        return "0.0.0+unknown"
+
+
 def __getattr__(name: str) -> Any:
-    """The API (amnesia_bench.api), imported on first use so that `amnesia-bench` starts without it."""
+    """`__version__` and the API (amnesia_bench.api), made on first use so that `amnesia-bench` starts
+    without them (importlib.metadata and its look-up cost every command 17 ms before it begins)."""
+    if name == "__version__":
+        globals()["__version__"] = found = _installed_version()  # looked up once
+        return found
     if name in ("DEFAULT_ARMS", "build_report", "load_run", "run"):
         from amnesia_bench import api
 
