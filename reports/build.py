@@ -17,9 +17,12 @@ import pandas as pd
 from reports import evidence, figurepool, markdown
 from reports.logread import RunData, load_runs
 from reports.metrics import (
+    AGE_KEYS,
+    AGE_RATE,
     PROBE_RATES,
     RATES,
     UNLABELLED,
+    age_counts,
     arm_pairs,
     benefit_share,
     bootstrap_tables,
@@ -27,6 +30,7 @@ from reports.metrics import (
     paired_frame,
     per_task,
     per_task_mechanism,
+    probe_flags,
     rate_columns,
     stale_by_age,
     summary_frame,
@@ -98,27 +102,29 @@ def tables_of(
 ) -> ReportTables:
     """`compute_tables` on runs already loaded (references checked). `shown(summary, stale_by_age)` is called
     as soon as the tables the figures show exist, before the paired tables (the longest part) are computed."""
-    table = per_task(data)
-    by_mechanism = per_task_mechanism(data)
+    flags = probe_flags(data.probes)  # for every table below
+    table = per_task(data, flags)
+    by_mechanism = per_task_mechanism(data, flags)
     probe_rates = {name: RATES[name] for name in PROBE_RATES}
-    fine = bootstrap_tables(
-        {
-            "tasks": (table, ["model", "arm", "group", "category"], rate_columns(RATES)),
-            "mechanisms": (by_mechanism, ["model", "arm", "mechanism"], rate_columns(probe_rates)),
-        },
-        resamples,
-    )
+    ages = age_counts(data)
+    tables = {
+        "tasks": (table, ["model", "arm", "group", "category"], rate_columns(RATES)),
+        "mechanisms": (by_mechanism, ["model", "arm", "mechanism"], rate_columns(probe_rates)),
+    }
+    if not ages.counts.empty:  # resampled with the same task weights, drawn once for all tables
+        tables["ages"] = (ages.counts, AGE_KEYS, rate_columns(AGE_RATE))
+    fine = bootstrap_tables(tables, resamples)
     groups = coarsen(fine["tasks"], ["arm", "group"], RATES)
     summary = with_tool_calls(summary_frame(groups), data)
-    by_age = stale_by_age(data, resamples)
+    by_age = stale_by_age(data, resamples, ages=ages, fine=fine.get("ages"))
     if shown is not None:
         shown(summary, by_age)
     pairs = arm_pairs(data.arms, references)
     categories = coarsen(fine["tasks"], ["arm", "group", "category"], RATES)
     mechanisms = coarsen(fine["mechanisms"], ["arm", "mechanism"], probe_rates, all_group=False)
-    probes = data.probes.assign(
-        mechanism=data.probes["mechanism"].fillna("").replace("", UNLABELLED),
-        model=data.probes["run"].map({run.index: run.model for run in data.runs}),
+    probes = flags.assign(
+        mechanism=flags["mechanism"].fillna("").replace("", UNLABELLED),
+        model=flags["run"].map({run.index: run.model for run in data.runs}),
     )
     several_models = table["model"].nunique() > 1
     models = coarsen(fine["tasks"], ["model", "arm", "group"], RATES) if several_models else None

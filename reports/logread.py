@@ -107,7 +107,7 @@ class RunData:
 
     @property
     def arms(self) -> list[str]:
-        return list(dict.fromkeys(self.tasks["arm"]))
+        return self.tasks["arm"].unique().tolist()  # in order of appearance
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any]:

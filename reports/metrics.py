@@ -106,10 +106,17 @@ def _run_models(data: RunData) -> dict[int, str]:
     return {run.index: run.model for run in data.runs}
 
 
-def per_task(data: RunData) -> pd.DataFrame:
+def flagged(probes: pd.DataFrame) -> pd.DataFrame:
+    """`probes` with `probe_flags`'s columns: itself when it has them already (the flags are a function of
+    the probe's own columns, so a report works them out once for all its tables)."""
+    return probes if {"probe", *_PROBE_COUNTS} <= set(probes.columns) else probe_flags(probes)
+
+
+def per_task(data: RunData, probes: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (run, arm, task) with the counts every metric is built from (and the run's model); the
-    stale counts come with the tasks frame (logread.STALE_COLUMNS, worked out as the logs are read)."""
-    probes = probe_flags(data.probes)
+    stale counts come with the tasks frame (logread.STALE_COLUMNS, worked out as the logs are read).
+    `probes`: `data.probes`, maybe flagged already (`flagged`)."""
+    probes = flagged(data.probes if probes is None else probes)
     key = ["run", "arm", "task_id"]
     probe_counts = probes.groupby(key)[_PROBE_COUNTS].sum()
     context = data.calls.groupby(key)["prompt_tokens"].sum().rename("context_tokens")
@@ -125,10 +132,10 @@ def per_task(data: RunData) -> pd.DataFrame:
     return table.reset_index()
 
 
-def per_task_mechanism(data: RunData) -> pd.DataFrame:
+def per_task_mechanism(data: RunData, probes: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (run, arm, task, mechanism) with the probe counts (probes without a mechanism label are
-    `unlabelled`); only the probe rates (PROBE_RATES) are defined on it."""
-    probes = probe_flags(data.probes)
+    `unlabelled`); only the probe rates (PROBE_RATES) are defined on it. `probes` as in `per_task`."""
+    probes = flagged(data.probes if probes is None else probes)
     if "mechanism" not in probes.columns:
         probes = probes.assign(mechanism="")
     probes = probes.assign(
@@ -334,11 +341,11 @@ def _mcnemar_table(probes: pd.DataFrame, others: list[str], pairs: list[tuple[st
     if probes.empty:
         return {}
     events = sorted({c for pair in PROBE_EVENTS.values() for c in pair})
-    flags = probe_flags(probes)
+    flags = flagged(probes)
     # each row's probe (whichever arm answered it) and arm as numbers: the events as probes x arms arrays
     probe = flags.groupby([*others, "run", CLUSTER, "session_index", "turn_index"], sort=False, dropna=False)
     number = probe.ngroup().to_numpy()
-    arms = list(dict.fromkeys(flags["arm"]))
+    arms = flags["arm"].unique().tolist()  # in order of appearance
     arm = flags["arm"].map({name: i for i, name in enumerate(arms)}).to_numpy()
     answered = np.zeros((probe.ngroups, len(arms)), dtype=bool)
     answered[number, arm] = True
@@ -515,42 +522,71 @@ def benefit_share(rates: CellRates, arm: str, full: str, none: str, group: str) 
 
 
 AGE_COLUMNS = ["arm", "age_bin", "probes", "tasks", "rate", "lo", "hi"]
+AGE_KEYS = ["arm", "age_bin"]
+AGE_RATE = {"rate": ("err", "probes")}
 
 
-def stale_by_age(data: RunData, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
-    """Stale-error rate by time since the expected fact changed, every (arm, bin) cell present (an empty bin
-    has 0 probes and no rate); `attrs["covered"]`/`attrs["stale_probes"]`: one arm's probes with a change
-    time / all its probes that list stale values."""
+@dataclass
+class AgeCounts:
+    """The stale probes' counts per (run, arm, task, age bin), with what `stale_by_age` says of coverage."""
+
+    counts: pd.DataFrame  # run, arm, task_id, age_bin, err, probes, tasks (empty: no probe has a change time)
+    covered: int  # one arm's stale probes with a change time
+    stale_probes: int  # one arm's probes that list stale values
+
+
+def age_counts(data: RunData) -> AgeCounts:
+    """`stale_by_age`'s per-task counts: the stale probes with a change time, binned by their age."""
     probes = data.probes
-    empty = pd.DataFrame(columns=AGE_COLUMNS)
     if probes.empty:
-        empty.attrs.update(covered=0, stale_probes=0)
-        return empty
+        return AgeCounts(pd.DataFrame(), 0, 0)
     stale = probes[probes["stale"].apply(len) > 0]
     timed = stale[stale["fact_changed_at"].notna()]
+    first = data.arms[0] if data.arms else None  # every arm answers the same probes: count one arm's
+    covered, listed = int((timed["arm"] == first).sum()), int((stale["arm"] == first).sum())
+    if timed.empty:
+        return AgeCounts(pd.DataFrame(), covered, listed)
     age = timed["sim_time"] - timed["fact_changed_at"].astype(float)
     timed = timed.assign(
         age_bin=pd.cut(age, AGE_BINS, labels=AGE_LABELS, right=False).astype(str),
         err=(timed["classification"] == "stale").astype(float),
         probes=1.0,
     )
-    grid = pd.MultiIndex.from_product([data.arms, AGE_LABELS], names=["arm", "age_bin"]).to_frame(index=False)
-    if timed.empty:
+    counts = timed.groupby(["run", "arm", CLUSTER, "age_bin"], as_index=False)[["err", "probes"]].sum()
+    return AgeCounts(counts.assign(tasks=1.0), covered, listed)
+
+
+def stale_by_age(
+    data: RunData,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    ages: AgeCounts | None = None,
+    fine: Fine | None = None,
+) -> pd.DataFrame:
+    """Stale-error rate by time since the expected fact changed, every (arm, bin) cell present (an empty bin
+    has 0 probes and no rate); `attrs["covered"]`/`attrs["stale_probes"]`: one arm's probes with a change
+    time / all its probes that list stale values. `ages`: `age_counts(data)` when made already; `fine`: its
+    counts resampled by `bootstrap_tables` with a report's other tables (keys AGE_KEYS, columns of
+    AGE_RATE), else they are resampled here."""
+    ages = age_counts(data) if ages is None else ages
+    if data.probes.empty:
+        empty = pd.DataFrame(columns=AGE_COLUMNS)
+        empty.attrs.update(covered=0, stale_probes=0)
+        return empty
+    grid = pd.MultiIndex.from_product([data.arms, AGE_LABELS], names=AGE_KEYS).to_frame(index=False)
+    if ages.counts.empty:
         result = grid.assign(probes=0, tasks=0, rate=np.nan, lo=np.nan, hi=np.nan)
     else:
-        counts = timed.groupby(["run", "arm", CLUSTER, "age_bin"], as_index=False)[["err", "probes"]].sum()
-        rates = cell_rates(
-            counts.assign(tasks=1.0), ["arm", "age_bin"], {"rate": ("err", "probes")}, resamples, seed
-        )
+        if fine is None:
+            columns = rate_columns(AGE_RATE)
+            fine = bootstrap_tables({"ages": (ages.counts, AGE_KEYS, columns)}, resamples, seed)["ages"]
+        rates = coarsen(fine, AGE_KEYS, AGE_RATE)
         found = summary_frame(rates).rename(columns={"rate_lo": "lo", "rate_hi": "hi"})
-        result = grid.merge(found[AGE_COLUMNS], on=["arm", "age_bin"], how="left")
+        result = grid.merge(found[AGE_COLUMNS], on=AGE_KEYS, how="left")
     result = result.fillna({"probes": 0, "tasks": 0})
     result[["probes", "tasks"]] = result[["probes", "tasks"]].astype(int)
     result["age_bin"] = pd.Categorical(result["age_bin"], categories=AGE_LABELS, ordered=True)
-    first = data.arms[0] if data.arms else None  # every arm answers the same probes: count one arm's
-    result.attrs.update(
-        covered=int((timed["arm"] == first).sum()), stale_probes=int((stale["arm"] == first).sum())
-    )
+    result.attrs.update(covered=ages.covered, stale_probes=ages.stale_probes)
     return result.reset_index(drop=True)
 
 

@@ -139,8 +139,13 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         num, den = float(num), float(den)
         return np.float64(num / den if den > 0 else np.nan)
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf on overflow, as the scalar path
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    # inf on overflow, as the scalar path; a division by 0 or NaN is replaced by NaN
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        quotient = np.divide(num, den)
+    if den.ndim == 0:  # one denominator (the sign-flip nulls when the denominators agree)
+        return quotient if den > 0 else np.full(quotient.shape, np.nan)
+    np.copyto(quotient, np.nan, where=~(den > 0))
+    return quotient
 
 
 def percentile_ci(samples: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:

@@ -4,12 +4,29 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reports.logread import load_runs
-from reports.metrics import arm_pairs, benefit_share, cell_rates, paired_table, per_task, summarise
+from reports.metrics import (
+    AGE_KEYS,
+    AGE_RATE,
+    RATES,
+    age_counts,
+    arm_pairs,
+    benefit_share,
+    bootstrap_tables,
+    cell_rates,
+    paired_table,
+    per_task,
+    per_task_mechanism,
+    probe_flags,
+    rate_columns,
+    stale_by_age,
+    summarise,
+)
 from reports.staleness import StaleValue, Statement, stale_values
 
 
@@ -155,3 +172,26 @@ def test_a_named_reference_arm_is_paired_with_every_arm_not_yet_paired_with_it()
         ("claims", "amnesia"),
     ]
     assert arm_pairs(["a", "b"], ["full-memory"]) == [("b", "a")]  # a named reference that did not run
+
+
+def test_tables_made_with_shared_work_are_the_tables_made_alone(write_run, tmp_path):
+    """A report flags the probes once and resamples the stale-by-age counts with its other tables (the task
+    weights drawn once): the same tables, to the last bit, as each made alone."""
+    data = load_runs([write_run(tmp_path / "run")])
+    flags = probe_flags(data.probes)
+    pd.testing.assert_frame_equal(per_task(data, flags), per_task(data), check_exact=True)
+    pd.testing.assert_frame_equal(per_task_mechanism(data, flags), per_task_mechanism(data), check_exact=True)
+    ages = age_counts(data)
+    assert not ages.counts.empty
+    table = per_task(data)
+    fine = bootstrap_tables(
+        {
+            "tasks": (table, ["model", "arm", "group", "category"], rate_columns(RATES)),
+            "ages": (ages.counts, AGE_KEYS, rate_columns(AGE_RATE)),
+        },
+        300,
+    )
+    together, alone = stale_by_age(data, 300, ages=ages, fine=fine["ages"]), stale_by_age(data, 300)
+    pd.testing.assert_frame_equal(together, alone, check_exact=True)
+    assert together.attrs == alone.attrs
+    assert not together["rate"].isna().all()

@@ -233,3 +233,27 @@ def test_differences_computed_together_have_the_numbers_each_gets_alone(columns,
 def test_one_rate_is_the_same_number_as_in_an_array(num, den):
     alone, within = ratio(num, den), ratio(np.array([num, 1.0]), np.array([den, 1.0]))[0]
     assert np.array_equal(np.array([alone]), np.array([within]), equal_nan=True)
+
+
+_RATE_PARTS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+    st.sampled_from([0.0, -0.0, 1.0, 3.0, float("nan")]),
+)
+
+
+@given(
+    num=st.lists(_RATE_PARTS, min_size=1, max_size=8),
+    den=st.one_of(_RATE_PARTS, st.lists(_RATE_PARTS, min_size=1, max_size=8)),
+)
+def test_rates_of_arrays_are_the_plain_definition(num, den):
+    """ratio on arrays (one denominator or one each) is, bit for bit, num / den where den > 0, else NaN."""
+    num_array = np.array(num)
+    den_array = np.array(den) if isinstance(den, list) else np.float64(den)
+    if den_array.ndim:
+        num_array = np.resize(num_array, den_array.shape)  # same length
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        plain = np.where(den_array > 0, num_array / np.where(den_array > 0, den_array, 1.0), np.nan)
+    found = ratio(num_array, den_array)
+    assert found.shape == plain.shape
+    # every bit, the NaNs and the signs of zeros too
+    assert np.array_equal(found.view(np.uint64), plain.view(np.uint64))
