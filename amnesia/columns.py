@@ -123,9 +123,9 @@ class ItemColumns:
         self._free: list[int] = []
         self._owner_codes: dict[str, int] = {}
         self._next_seq = 0
-        # New items whose values are not in the columns yet, in write order: slots, items, content hashes.
+        # New items whose values are not in the columns yet, in write order: their slots and content hashes
+        # (their items are `item_at[slot]`: a pending slot is filled in before anything frees or rewrites it).
         self._new_slots: list[int] = []
-        self._new_items: list[MemoryItem] = []
         self._new_hashes: list[str | None] = []
         self.capacity = 0
         self._allocate(capacity)
@@ -200,7 +200,7 @@ class ItemColumns:
             slot = self.used
             if slot >= self.capacity:
                 self._allocate(2 * self.capacity)
-            self.used += 1
+            self.used = slot + 1
             self.item_at.append(item)
         slot_of = self.slot_of
         known = len(slot_of)
@@ -209,17 +209,18 @@ class ItemColumns:
             del slot_of[item_id]
             slot_of[item_id] = slot
             self._stale -= 1
-        self._new_slots.append(slot)
-        self._new_items.append(item)
+        new_slots = self._new_slots
+        new_slots.append(slot)
         self._new_hashes.append(content_hash)
-        if len(self._new_slots) >= FILL_EVERY:
+        if len(new_slots) >= FILL_EVERY:
             self._fill_new()
         return slot
 
     def _fill_new(self) -> None:
         """Write the new items' values into the columns (before anything reads them)."""
-        slots, items, hashes = self._new_slots, self._new_items, self._new_hashes
-        self._new_slots, self._new_items, self._new_hashes = [], [], []
+        slots, hashes = self._new_slots, self._new_hashes
+        self._new_slots, self._new_hashes = [], []
+        items = list(map(self.item_at.__getitem__, slots))
         if len(slots) <= ONE_BY_ONE:
             writers, sequence = self._writers, self._next_seq
             for slot, item, content_hash in zip(slots, items, hashes, strict=True):

@@ -45,6 +45,9 @@ from amnesia.text import drawn_on
 
 RECENT_FORGETS = 5
 WRITE_ATTEMPTS = 100  # plans of one write, each after another process changed the store under the last
+_ATTEMPTS = range(WRITE_ATTEMPTS)
+# What most writes retire, evict and audit: one shared empty tuple, not three new lists per write.
+_NONE: tuple[Any, ...] = ()
 
 
 def random_id() -> str:
@@ -166,14 +169,15 @@ class Amnesia:
         The plan is made on the loaded items; if another process changed the store before the commit (it
         may have taken the free bytes or written the same key), the commit refuses and the write is
         planned again on a fresh load."""
-        for _ in range(WRITE_ATTEMPTS):
+        for _ in _ATTEMPTS:
             # Most writes supersede nothing and fit (`overflow` <= 0 with nothing retired): two tests
             # instead of two calls. (Unkeyed items stating a subject can be superseded by one that states
             # the same: supersede_same_subject.)
-            simple = retire_id is None and item.key is None and not self._index.ids_by_subject
-            retired = [] if simple else self._index.supersession_targets(item, retire_id)
-            fits = simple and self._index.bytes + item.size_bytes <= self.config.max_store_bytes
-            evicted = [] if fits else self._make_room(item, retired, now)
+            index = self._index
+            simple = retire_id is None and item.key is None and not index.ids_by_subject
+            retired: Sequence[MemoryItem] = _NONE if simple else index.supersession_targets(item, retire_id)
+            fits = simple and index.bytes + item.size_bytes <= self.config.max_store_bytes
+            evicted = _NONE if fits else self._make_room(item, retired, now)
             try:
                 return self._write(item, retired, evicted, now)
             except StoreConflict:
@@ -190,14 +194,14 @@ class Amnesia:
         return self._index.eviction_victims(item, retired, strengths)
 
     def _write(
-        self, item: MemoryItem, retired: list[MemoryItem], evicted: list[MemoryItem], now: float
+        self, item: MemoryItem, retired: Sequence[MemoryItem], evicted: Sequence[MemoryItem], now: float
     ) -> views.MemoryView:
-        entries: list[AuditRow] = []
+        entries: Sequence[AuditRow] = _NONE
         if retired or evicted:  # most writes retire and evict nothing
             reasons = ["superseded"] * len(retired) + ["evicted"] * len(evicted)
             gone = [*retired, *evicted]
             entries = self._auditor.forgets(gone, reasons, now, self._index.known_hashes(gone))
-        deleted = self.store.commit(self.workspace_id, forget=entries, save=[item], if_unchanged=True)
+        deleted = self.store.commit(self.workspace_id, forget=entries, save=(item,), if_unchanged=True)
         if entries:
             self._after_forget(list(compress(entries, _deleted(entries, deleted))), deleted)
         # Hashed now, while it is written, so that forgetting it later (most often in a sweep, with thousands

@@ -1,0 +1,139 @@
+"""`new_item`'s shortcuts give what the plain way gives: the field checks it settles from its own arguments
+never let through an item that `validate_item` refuses, and the item it builds by calling the dataclass's
+`__init__` directly equals the one the class call builds."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from amnesia import Config
+from amnesia.errors import InvalidInput
+from amnesia.item import UNSET, MemoryItem, new_item, validate_item
+from amnesia.tokens import count_tokens
+
+CONFIG = Config(max_item_bytes=24, max_store_bytes=10**6)
+NUMBERS = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-5, 10**6)
+
+arguments = st.fixed_dictionaries(
+    {
+        "content": st.sampled_from(["", " ", "\t\n", "a note", "x" * 24, "y" * 25, "café au lait ×3"]),
+        "kind": st.sampled_from(["fact", "episode"]),
+        "ttl": st.just(UNSET) | st.none() | NUMBERS | st.sampled_from(["7d", "0s", "soon"]),
+        "pin": st.booleans(),
+        "curve": st.none() | st.sampled_from(["", "flat", "ebbinghaus", "spiral"]),
+        "tags": st.sampled_from([(), None, ["A b", "a-b"], "one"]),
+        "source": st.sampled_from(["user", "tool", "auto"]),
+        "scope": st.sampled_from(["workspace", "session", "team"]),
+        "owner_id": st.none() | st.sampled_from(["", "agent-1"]),
+        "key": st.none() | st.sampled_from(["", "  ", " k ", "k" * 201]),
+        "supersedes": st.none() | st.just("m-0"),
+        "expires_at": st.none() | NUMBERS,
+        "source_ref": st.none() | st.just({"url": "u"}),
+        "now": st.sampled_from([0.0, 50.0]),
+    }
+)
+
+
+def _make(args: dict) -> MemoryItem:
+    ids = itertools.count()
+    return new_item(
+        CONFIG,
+        lambda: f"m-{next(ids)}",
+        args["content"],
+        args["kind"],
+        args["ttl"],
+        args["pin"],
+        args["curve"],
+        args["tags"],
+        args["source"],
+        args["scope"],
+        args["owner_id"],
+        args["key"],
+        args["supersedes"],
+        args["expires_at"],
+        args["source_ref"],
+        "default",
+        args["now"],
+    )
+
+
+@settings(max_examples=1500, deadline=None)
+@given(arguments)
+def test_an_item_new_item_returns_passes_every_field_check(args):
+    try:
+        item = _make(args)
+    except InvalidInput:  # refused: the checks that refused it ran as they always do
+        return
+    validate_item(item, max_item_bytes=CONFIG.max_item_bytes)
+    # Built by the class call, with keywords: the same item.
+    assert item == MemoryItem(
+        id="m-0",
+        content=args["content"],
+        kind=args["kind"],
+        scope=args["scope"],
+        workspace_id="default",
+        owner_id=args["owner_id"],
+        source=args["source"],
+        created_at=args["now"],
+        last_accessed_at=args["now"],
+        access_count=0,
+        ttl=item.ttl,
+        pinned=args["pin"],
+        curve=args["curve"] or CONFIG.default_curve,
+        strength=1.0,
+        status="active",
+        tags=item.tags,
+        source_ref=args["source_ref"],
+        key=args["key"] if args["key"] is None else args["key"].strip(),
+        supersedes=args["supersedes"],
+        expires_at=None if args["expires_at"] is None else float(args["expires_at"]),
+        tokens=count_tokens(args["content"]),
+        size_bytes=len(args["content"].encode()),
+    )
+    assert type(item) is MemoryItem
+
+
+def test_the_checks_new_item_settles_itself_still_refuse_what_they_refused():
+    """One write that each check refuses, with everything else as the common write has it."""
+    plain = {
+        "content": "a note",
+        "kind": "fact",
+        "ttl": 60.0,
+        "pin": False,
+        "curve": None,
+        "tags": (),
+        "source": "user",
+        "scope": "workspace",
+        "owner_id": None,
+        "key": None,
+        "supersedes": None,
+        "expires_at": None,
+        "source_ref": None,
+        "now": 0.0,
+    }
+    assert _make(plain).ttl == 60.0
+    refused = [
+        ({"content": ""}, "content: must be a non-empty string"),
+        ({"content": " \t"}, "content: must be a non-empty string"),
+        ({"content": "y" * 25}, "content: 25 bytes exceeds max_item_bytes (24)"),
+        ({"owner_id": "agent-1"}, "owner_id: workspace memories have no owner"),
+        ({"owner_id": ""}, "owner_id: expected a non-empty string"),
+        ({"scope": "session"}, "owner_id: required for scope session"),
+        ({"ttl": None}, "ttl: may be null only for pinned memories"),
+        ({"expires_at": 0.0}, "expires_at: 0.0 is not after the write time 0.0"),
+        ({"expires_at": math.inf}, "expires_at: must be a finite time"),
+        ({"key": "  "}, "key: must be a non-empty string"),
+        ({"key": "k" * 201}, "key: longer than 200 characters"),
+        ({"curve": "spiral"}, "curve: expected one of"),
+    ]
+    for change, message in refused:
+        try:
+            _make(plain | change)
+        except InvalidInput as error:
+            assert str(error).startswith(message), (change, str(error))
+        else:
+            raise AssertionError(f"{change} was not refused")
