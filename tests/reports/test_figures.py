@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image
 
 from reports.build import compute_tables
@@ -119,3 +122,18 @@ def test_every_figure_is_the_same_file_as_drawn_matplotlibs_own_way(
     assert len(files) == 2 * len(names) == 12
     for name in files:
         assert (tmp_path / "given" / name).read_bytes() == (tmp_path / "theirs" / name).read_bytes(), name
+
+
+@given(
+    st.lists(st.tuples(*[st.floats(-2, 2) | st.just(float("nan")) for _ in range(3)]), min_size=0, max_size=8)
+)
+def test_error_bars_are_the_distances_to_the_ci_ends_as_pandas_gives_them(rows):
+    """`_yerr` works on the columns' arrays: the same distances as pandas's arithmetic and clip on the
+    Series (NaN stays NaN: no bar), so the figures draw the same bars."""
+    from reports.figures import _yerr
+
+    frame = pd.DataFrame(rows, columns=["value", "lo", "hi"], dtype=float)
+    expected = np.vstack(
+        [(frame["value"] - frame["lo"]).clip(lower=0), (frame["hi"] - frame["value"]).clip(lower=0)]
+    )
+    np.testing.assert_array_equal(_yerr(frame, "value", "lo", "hi"), expected)
