@@ -30,6 +30,7 @@ from reports.metrics import (
     paired_frame,
     per_task,
     per_task_mechanism,
+    probe_events,
     probe_flags,
     rate_columns,
     stale_by_age,
@@ -126,6 +127,7 @@ def tables_of(
         mechanism=flags["mechanism"].fillna("").replace("", UNLABELLED),
         model=flags["run"].map({run.index: run.model for run in data.runs}),
     )
+    events = probe_events(probes)  # the probes as arrays, for every paired table's McNemar tests
     several_models = table["model"].nunique() > 1
     models = coarsen(fine["tasks"], ["model", "arm", "group"], RATES) if several_models else None
     return ReportTables(
@@ -133,16 +135,16 @@ def tables_of(
         per_task=table,
         summary=summary,
         categories=summary_frame(categories),
-        paired_groups=paired_frame(groups, pairs, probes, resamples=resamples),
-        paired_categories=paired_frame(categories, pairs, probes, resamples=resamples),
+        paired_groups=paired_frame(groups, pairs, probes, resamples=resamples, events=events),
+        paired_categories=paired_frame(categories, pairs, probes, resamples=resamples, events=events),
         stale_by_age=by_age,
         benefit=benefit_share(groups, markdown.AMNESIA, markdown.FULL, markdown.NONE, "helpful"),
         evidence=evidence.evidence_table(data, resamples),
         free_text=evidence.free_text_table(data, resamples),
         mechanisms=summary_frame(mechanisms),
         models=summary_frame(models) if models is not None else pd.DataFrame(),
-        paired_mechanisms=paired_frame(mechanisms, pairs, probes, resamples=resamples),
-        paired_models=paired_frame(models, pairs, probes, resamples=resamples)
+        paired_mechanisms=paired_frame(mechanisms, pairs, probes, resamples=resamples, events=events),
+        paired_models=paired_frame(models, pairs, probes, resamples=resamples, events=events)
         if models is not None
         else pd.DataFrame(),
     )

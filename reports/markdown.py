@@ -49,7 +49,7 @@ def fmt_ci(value: float, lo: float, hi: float, percent: bool = True) -> str:
 def table(frame: pd.DataFrame, keys: list[str], columns=SUMMARY_COLUMNS) -> str:
     header = [*keys, "probes", *(label for _, label, _ in columns)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for _, row in frame.iterrows():
+    for row in frame.to_dict("records"):  # plain values: iterrows makes a Series per row
         cells = [str(row[k]) for k in keys] + [str(int(row["probes"]))]
         cells += [fmt_ci(row[m], row[f"{m}_lo"], row[f"{m}_hi"], percent) for m, _, percent in columns]
         lines.append("| " + " | ".join(cells) + " |")
@@ -69,7 +69,7 @@ def paired_markdown(paired: pd.DataFrame, keys: list[str]) -> str:
         "McNemar b/c, p",
     ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for _, row in paired.iterrows():
+    for row in paired.to_dict("records"):
         metric = row["metric"]
         cells = [f"{row['arm']} − {row['reference']}", *(str(row[k]) for k in keys), metric]
         low, high = number(row["diff_lo"], metric), number(row["diff_hi"], metric)
@@ -97,8 +97,13 @@ def _main_pair(paired: pd.DataFrame) -> tuple[str, str] | None:
     return (AMNESIA, FULL) if (AMNESIA, FULL) in pairs else pairs[0]
 
 
-def _rows(paired: pd.DataFrame, pair: tuple[str, str], metric: str, **cell: str) -> pd.DataFrame:
-    mask = (paired["arm"] == pair[0]) & (paired["reference"] == pair[1]) & (paired["metric"] == metric)
+def _rows(
+    paired: pd.DataFrame, pair: tuple[str, str], metric: str | None = None, **cell: str
+) -> pd.DataFrame:
+    """The rows of `pair`, of `metric` (any when None) and of the `cell` key values."""
+    mask = (paired["arm"] == pair[0]) & (paired["reference"] == pair[1])
+    if metric is not None:
+        mask &= paired["metric"] == metric
     for name, value in cell.items():
         mask &= paired[name] == value
     return paired[mask]
@@ -112,13 +117,16 @@ def headline(paired_groups: pd.DataFrame, paired_categories: pd.DataFrame) -> st
     if pair is None:
         return "No two arms share tasks in this run: no paired comparison is possible."
     sentences = []
-    groups = [g for g in dict.fromkeys(paired_groups["group"]) if g != "all"] + ["all"]
+    groups = [g for g in paired_groups["group"].unique().tolist() if g != "all"] + ["all"]
+    first: dict[tuple[str, str], dict[str, Any]] = {}  # (group, metric) -> the pair's first row (one pass)
+    for row in _rows(paired_groups, pair).to_dict("records"):
+        first.setdefault((row["group"], row["metric"]), row)
     for group in groups:
         for metric in ("success_rate", "stale_error_rate"):
-            found = _rows(paired_groups, pair, metric, group=group)
-            if not found.empty:
+            found = first.get((group, metric))
+            if found is not None:
                 place = "Over all groups" if group == "all" else f"On the {group} group"
-                sentences.append(f"- {place}, {describe_difference(found.iloc[0], *pair)}.")
+                sentences.append(f"- {place}, {describe_difference(found, *pair)}.")
     cats = (
         _rows(paired_categories, pair, "success_rate") if not paired_categories.empty else paired_categories
     )

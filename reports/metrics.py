@@ -336,29 +336,56 @@ def arm_pairs(arms: list[str], extra_references: Sequence[str] = ()) -> list[tup
     return pairs
 
 
-def _mcnemar_table(probes: pd.DataFrame, others: list[str], pairs: list[tuple[str, str]]) -> dict:
-    """(arm, reference, metric, cell) -> McNemar on the probes both arms answered, for each probe metric."""
-    if probes.empty:
-        return {}
-    events = sorted({c for pair in PROBE_EVENTS.values() for c in pair})
+@dataclass
+class ProbeEvents:
+    """The probes as arrays for McNemar: each probe (whichever arm answered it) a row, each arm a column."""
+
+    flags: pd.DataFrame  # the probes, flagged (`flagged`)
+    number: np.ndarray  # each row of `flags`: its probe's row
+    arms: list[str]  # the columns, in order of appearance
+    answered: np.ndarray  # probes x arms: whether the arm answered the probe
+    events: dict[str, np.ndarray]  # flag (PROBE_EVENTS) -> probes x arms
+
+
+def probe_events(probes: pd.DataFrame, others: Sequence[str] = ()) -> ProbeEvents:
+    """`probes` as `ProbeEvents`, a probe being a (`others`..., run, task, session, turn)."""
     flags = flagged(probes)
-    # each row's probe (whichever arm answered it) and arm as numbers: the events as probes x arms arrays
     probe = flags.groupby([*others, "run", CLUSTER, "session_index", "turn_index"], sort=False, dropna=False)
     number = probe.ngroup().to_numpy()
     arms = flags["arm"].unique().tolist()  # in order of appearance
     arm = flags["arm"].map({name: i for i, name in enumerate(arms)}).to_numpy()
     answered = np.zeros((probe.ngroups, len(arms)), dtype=bool)
     answered[number, arm] = True
-    table = {}
-    for name in events:
-        table[name] = np.zeros((probe.ngroups, len(arms)), dtype=bool)
-        table[name][number, arm] = flags[name].to_numpy(dtype=bool)
+    events = {}
+    for name in sorted({c for pair in PROBE_EVENTS.values() for c in pair}):
+        events[name] = np.zeros((probe.ngroups, len(arms)), dtype=bool)
+        events[name][number, arm] = flags[name].to_numpy(dtype=bool)
+    return ProbeEvents(flags, number, arms, answered, events)
+
+
+def _mcnemar_table(
+    probes: pd.DataFrame, others: list[str], pairs: list[tuple[str, str]], events: ProbeEvents | None = None
+) -> dict:
+    """(arm, reference, metric, cell) -> McNemar on the probes both arms answered, for each probe metric.
+    `events`: `probe_events(probes)` when made already (one report's breakdowns share it)."""
+    if probes.empty:
+        return {}
+    shared = events if events is not None else probe_events(probes)
+    flags = shared.flags
+    codes = flags.groupby(others, sort=False, dropna=False).ngroup().to_numpy() if others else None
+    if codes is not None:
+        cell = np.zeros(len(shared.answered), dtype=np.intp)
+        cell[shared.number] = codes
+        if not np.array_equal(cell[shared.number], codes):
+            # a probe in two cells of `others` (they are labels of the task, run or probe, so never in a
+            # report): its rows are two probes, as in a numbering by (`others`, probe)
+            shared = probe_events(flags, others)
+    number, arms, answered, table = shared.number, shared.arms, shared.answered, shared.events
     # each probe's cell of `others`, and, when `others` has group, the cell of the "all" group it is also in
     # (group and category "all", the other labels its own)
     cells: list[tuple] = [()]
-    cell = np.zeros(probe.ngroups, dtype=np.intp)
-    if others:
-        codes = flags.groupby(others, sort=False, dropna=False).ngroup().to_numpy()
+    cell = np.zeros(len(answered), dtype=np.intp)
+    if codes is not None:
         cell[number] = codes
         first = np.unique(codes, return_index=True)[1]
         cells = list(flags[others].iloc[first].itertuples(index=False, name=None))
@@ -410,12 +437,14 @@ def paired_frame(
     metrics: tuple[str, ...] = PAIRED_METRICS,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    events: ProbeEvents | None = None,
 ) -> pd.DataFrame:
     """Paired differences (arm − reference) on shared tasks per cell of the breakdown's other keys: the
     difference, its CI from the shared bootstrap, the sign-flip p, tasks that differ, MDE, `significant`
-    (stats.is_significant) and, for probe metrics with `probes` given, McNemar on the metric's own probes."""
+    (stats.is_significant) and, for probe metrics with `probes` given, McNemar on the metric's own probes
+    (`events`: `probe_events(probes)` when made already)."""
     others = [k for k in rates.by if k != "arm"]
-    tests = _mcnemar_table(probes, others, pairs) if probes is not None else {}
+    tests = _mcnemar_table(probes, others, pairs, events) if probes is not None else {}
     rows: list[dict[str, Any]] = []  # one per difference, its numbers filled in at the end
     differences: list[tuple] = []  # each row's (diff, resamples, p, differ, tasks, observations, McNemar)
     wide = rates.wide

@@ -23,13 +23,14 @@ def tool_use_line(data: RunData) -> str:
     """One line for report.md: tool calls per arm, per probe, and how many probes were answered after at least
     one tool call in their turn."""
     parts = []
+    calls_of = data.tasks.groupby("arm")["tool_calls"].sum()
+    probes_of = data.probes.groupby("arm").size()  # (one groupby each, not a filter per arm)
+    probes = data.probes
+    used_of = (probes["tool_calls"] > 0).groupby(probes["arm"]).sum() if len(probes) else pd.Series()
     for arm in data.arms:
-        calls = int(data.tasks.loc[data.tasks["arm"] == arm, "tool_calls"].sum())
-        probes = data.probes[data.probes["arm"] == arm]
-        per_probe = calls / len(probes) if len(probes) else 0.0
-        used = int((probes["tool_calls"] > 0).sum()) if len(probes) else 0
-        parts.append(
-            f"`{arm}` {calls} ({per_probe:.2f} per probe; {used}/{len(probes)} probes after a tool call)"
-        )
+        calls, probes = int(calls_of.get(arm, 0)), int(probes_of.get(arm, 0))
+        per_probe = calls / probes if probes else 0.0
+        used = int(used_of.get(arm, 0))
+        parts.append(f"`{arm}` {calls} ({per_probe:.2f} per probe; {used}/{probes} probes after a tool call)")
     lead = "Tool calls (the model called the arm's memory tools)"
     return f"{lead}: {'; '.join(parts)}."

@@ -195,3 +195,45 @@ def test_tables_made_with_shared_work_are_the_tables_made_alone(write_run, tmp_p
     pd.testing.assert_frame_equal(together, alone, check_exact=True)
     assert together.attrs == alone.attrs
     assert not together["rate"].isna().all()
+
+
+@st.composite
+def _probe_rows(draw: st.DrawFn) -> pd.DataFrame:
+    """Probes of a few tasks answered by some of three arms; with `consistent`, a task's group and category
+    and a probe's mechanism are the same for every arm (as in a run), else drawn per row."""
+    consistent = draw(st.booleans())
+    labels = st.sampled_from(["a", "b"])
+    outcomes = st.sampled_from(["correct", "stale", "poisoned", "abstained"])
+    rows = []
+    for task in range(draw(st.integers(1, 4))):
+        group, category = draw(st.sampled_from(["helpful", "harmful"])), draw(labels)
+        for turn in range(draw(st.integers(1, 3))):
+            mechanism = draw(labels)
+            for arm in draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=1, max_size=3, unique=True)):
+                rows.append(
+                    {
+                        "run": 0, "task_id": f"t{task}", "session_index": 0, "turn_index": turn, "arm": arm,
+                        "group": group if consistent else draw(st.sampled_from(["helpful", "harmful"])),
+                        "category": category if consistent else draw(labels),
+                        "mechanism": mechanism if consistent else draw(labels),
+                        "classification": draw(outcomes),
+                        "stale": draw(st.sampled_from([[], ["old"]])),
+                        "poison": draw(st.sampled_from([[], ["bad"]])),
+                        "abstain": draw(st.booleans()),
+                    }
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@settings(max_examples=100, deadline=None)
+@given(probes=_probe_rows(), others=st.sampled_from([[], ["group"], ["group", "category"], ["mechanism"]]))
+def test_mcnemar_tables_from_the_shared_probe_arrays_are_the_plain_ones(probes, others):
+    """The McNemar tests of a breakdown from the probe arrays a report makes once (`probe_events(probes)`)
+    are those of the arrays made for the breakdown (probes numbered with its keys), whether or not the keys
+    are labels of the probe."""
+    from reports.metrics import _mcnemar_table, probe_events
+
+    pairs = [("y", "x"), ("z", "x"), ("z", "y")]
+    plain = _mcnemar_table(probes, others, pairs, probe_events(probes, others))
+    assert _mcnemar_table(probes, others, pairs, probe_events(probes)) == plain
+    assert _mcnemar_table(probes, others, pairs) == plain
