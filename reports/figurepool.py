@@ -23,6 +23,7 @@ figures are drawn in the calling process when they are submitted.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import pickle
@@ -251,6 +252,11 @@ def _first_worker(connections: list[Connection], parent_ends: list[Connection], 
     import reports.figures
     import reports.tradeoff  # noqa: F401
 
+    # What the imports made lives to the end: frozen, the collections here and in the other workers skip
+    # it. Drawing makes reference cycles (a figure, its axes and artists), collected whatever the
+    # collector's state in the process that forked us (`amnesia-bench report` imports with it off).
+    gc.freeze()
+    gc.enable()
     children: list[int] = []
 
     def stop(signum: int, frame: Any) -> None:

@@ -1,12 +1,14 @@
 """How `amnesia-bench` starts and ends: importing the CLI leaves out what only some commands need (the
 version look-up, the response cache), `--version` still names the installed distribution, and the console
 script (`main` in a process of its own) exits with the command's code, and writes a report (its log reader
-and figure workers forked, the collector frozen around the forks and at exit) byte for byte as
-`build_report` drawing everything in one process does."""
+and figure workers forked, the collector off while it imports and frozen around the forks and at exit) byte
+for byte as `build_report` drawing everything in one process does; a report run in this process leaves the
+collector as it found it."""
 
 from __future__ import annotations
 
 import filecmp
+import gc
 import os
 import subprocess
 import sys
@@ -76,3 +78,22 @@ def test_the_console_script_writes_the_report_build_report_writes(
     _, mismatch, errors = filecmp.cmpfiles(expected, out, [str(p) for p in names], shallow=False)
     assert mismatch == [] and errors == []
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".report-")] == []  # no staging left
+
+
+def test_a_report_leaves_the_collector_as_it_found_it(
+    small_set_tasks, write_tasks, run_ok, tmp_path: Path
+) -> None:
+    """`report` turns the collector off and freezes objects while it imports and forks; a report run inside
+    a longer process (here pytest's) must leave it enabled or disabled as it was, and nothing frozen."""
+    run = tmp_path / "run"
+    run_ok(write_tasks(tmp_path / "tasks", small_set_tasks), run)
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            out = tmp_path / f"report-{enabled}"
+            result = CliRunner().invoke(app, ["report", str(run), "--out", str(out), "--no-progress"])
+            assert result.exit_code == 0, result.output
+            assert (gc.isenabled(), gc.get_freeze_count()) == (enabled, 0)
+    finally:
+        (gc.enable if was else gc.disable)()
