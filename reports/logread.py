@@ -11,11 +11,11 @@ Reading is two steps, `read_runs` (the logs into plain columns, without pandas) 
 
 from __future__ import annotations
 
-import contextlib
 import json
 from array import array
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,6 +193,7 @@ TASK_COLUMNS = ("run", "arm", "task_id", "group", "category", "lang", "seed", "b
                 "written_ttl_policy", "model_calls", "probes", "wall_seconds", "tool_calls", "horizon",
                 *STALE_COLUMNS, "file")  # fmt: skip
 _CONTEXT = ("run", "group", "category", "arm", "task_id")  # each frame's first columns: whose row it is
+_PAIR = (*_CONTEXT, "lang")  # the columns of the pair (probes carry lang), the same on each of its rows
 _TUPLES = frozenset({"item_ids", "expect", "stale", "poison"})  # lists in a summary, tuples in a frame
 _SHARED = frozenset({"block", "item_id", "content", "key", "source", "curve", "reason", "event", "answer",
                      "classification", "mechanism", "gold_answer", "lang"})  # fmt: skip
@@ -307,33 +308,41 @@ class _Values:
 
 
 class _Columns:
-    """One record family's rows kept column by column (frame column -> list), extended with one pair's
-    summary columns at a time, with equal strings and tuples stored once across the whole load (`shared`):
-    a label, an item id or a memory block repeated over turns, arms and tasks costs one pointer per row."""
+    """One record family's rows kept column by column, extended with one pair's summary columns at a time,
+    with equal strings and tuples stored once across the whole load (`shared`): a label, an item id or a
+    memory block repeated over turns, arms and tasks costs one pointer per row. The columns of the pair
+    (run, arm, task...: `_PAIR`) are not repeated row by row while the logs are read: `pairs` holds their
+    value for each pair (for every family), `counts` each pair's rows here, and `frame` repeats them."""
 
-    def __init__(self, family: str, shared: dict[Any, Any], kept: Collection[str] | None = None) -> None:
-        """`kept`: the frame columns gathered (None: all of them); the others are not read."""
+    def __init__(
+        self,
+        family: str,
+        shared: dict[Any, Any],
+        pairs: dict[str, list[Any]],
+        kept: Collection[str] | None = None,
+    ) -> None:
+        """`pairs`: `_PAIR` name -> its value for each pair read so far (filled by the reader, one value a
+        pair, shared by the families); `kept`: the frame columns gathered (None: all of them)."""
         self.family = family
         names = SUMMARY_COLUMNS[family]
         # probes carry the task's language right after sim_time (a column of the task, not the summary)
         extra = ("lang",) if family == "probes" else ()
         every = (*_CONTEXT, names[0], *extra, *names[1:])
         self.names = [name for name in every if kept is None or name in kept]
-        self.columns = {name: _Values() for name in self.names}
+        self.columns = {name: _Values() for name in self.names if name not in _PAIR}
+        self.counts = array("q")  # each pair's rows, in the order of `pairs`
+        self._pairs = pairs
         self._shared = shared
 
-    def extend(self, context: dict[str, Any], summary: dict[str, list[Any]]) -> None:
-        """Add one pair's rows: `context` values (every `_CONTEXT` name, and lang for probes) repeated on
-        each row, and the pair's summary columns."""
+    def extend(self, summary: dict[str, list[Any]]) -> None:
+        """Add one pair's rows: its summary columns (its `pairs` values are the reader's to add)."""
         count = len(summary["sim_time"])
+        self.counts.append(count)
         if not count:
             return
         shared = self._shared
         for name, column in self.columns.items():
-            if name in context:
-                value = context[name]
-                column.extend([shared.setdefault(value, value) if type(value) is str else value] * count)
-            elif name in _TUPLES:
+            if name in _TUPLES:
                 column.extend([_shared_tuple(shared, value) for value in summary[name]])
             elif name in _SHARED:
                 column.extend([shared.setdefault(v, v) if type(v) is str else v for v in summary[name]])
@@ -347,17 +356,46 @@ class _Columns:
         import pandas as pd
 
         columns, self.columns = self.columns, {}
-        if not columns or not len(next(iter(columns.values()))):  # no rows in the whole load
+        if not self.names or not sum(self.counts):  # no rows in the whole load
             return pd.DataFrame(columns=[name for name in COLUMNS[self.family] if name in self.names])
-        made = {name: columns.pop(name).column() for name in list(columns)}
+        made = {}
+        for name in self.names:
+            if name in _PAIR:  # each pair's value, once per row of the pair
+                made[name] = _repeated(self._pairs[name], self.counts)
+            else:
+                made[name] = columns.pop(name).column()
         return pd.DataFrame(made, copy=False)
+
+
+def _repeated(values: list[Any], counts: array[int]) -> pd.Series:
+    """The column of `values[i]` repeated `counts[i]` times: the one pandas makes of the list of them. All
+    strings (labels: arms, tasks) or all int64 integers (run numbers), they are repeated by numpy, from
+    an array pandas takes as it would take their list; any other mix goes the general way (`_Values`)."""
+    import numpy as np
+    import pandas as pd
+
+    times = np.frombuffer(counts, dtype=np.int64)
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        labels = np.empty(len(values), dtype=object)
+        labels[:] = values
+        return pd.Series(np.repeat(labels, times))
+    if kinds == {int} and _INT64[0] <= min(values) and max(values) <= _INT64[1]:
+        return pd.Series(np.repeat(np.array(values, dtype=np.int64), times))
+    gathered = _Values()
+    gathered.extend(list(chain.from_iterable(map(repeat, values, counts))))
+    return gathered.column()
+
+
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def _shared_tuple(shared: dict[Any, Any], values: list[Any]) -> tuple[Any, ...]:
     found = tuple(values)
-    with contextlib.suppress(TypeError):  # a tuple holding a list stays as it is
-        found = shared.setdefault(found, found)
-    return found
+    try:
+        return shared.setdefault(found, found)
+    except TypeError:  # a tuple holding a list stays as it is
+        return found
 
 
 def expand_run_dirs(run_dirs: Sequence[Path | str]) -> list[Path]:
@@ -428,8 +466,10 @@ def read_runs(
     _refuse_duplicates(runs)
     shared: dict[Any, Any] = {}
     kept = columns or {}
+    pairs: dict[str, list[Any]] = {name: [] for name in _PAIR}  # each pair's values, for every family
     families = {
-        name: _Columns(name, shared, kept.get(name)) for name in ("calls", "injections", "probes", "memory")
+        name: _Columns(name, shared, pairs, kept.get(name))
+        for name in ("calls", "injections", "probes", "memory")
     }
     task_rows: list[tuple[Any, ...]] = []  # TASK_COLUMNS
     task_specs = TaskSpecs()
@@ -440,7 +480,7 @@ def read_runs(
         arm_names = list(run.manifest.get("arms", {})) or sorted(p.name for p in logs.glob("*") if p.is_dir())
         task_sets: dict[str, set[str]] = {}
         for arm in arm_names:
-            files = sorted((logs / arm).glob("*.jsonl"))
+            files = sorted((logs / arm).glob("*.jsonl"), key=str)  # str: paths of one folder, sorted as names
             if not files:
                 raise ReportInputError(f"{logs / arm}: no session logs for arm {arm!r}")
             arm_configs.setdefault(arm, run.manifest.get("arms", {}).get(arm, {}))
@@ -450,11 +490,12 @@ def read_runs(
                 if specs:
                     task_specs.add(task)
                 task_sets.setdefault(arm, set()).add(task["id"])
-                context = {"run": run.index, "group": task["group"], "category": task["category"],
-                           "arm": end["arm"], "task_id": end["task_id"],
-                           "lang": task.get("lang", "en")}  # fmt: skip
+                context = (run.index, task["group"], task["category"], end["arm"], end["task_id"],
+                           task.get("lang", "en"))  # fmt: skip
+                for values, value in zip(pairs.values(), context, strict=True):  # in _PAIR order
+                    values.append(shared.setdefault(value, value) if type(value) is str else value)
                 for family, columns in families.items():
-                    columns.extend(context, summary[family])
+                    columns.extend(summary[family])
                 origin = task.get("origin", {})
                 row = (run.index, arm, task["id"], task["group"], task["category"], task.get("lang", "en"),
                        start.get("seed"), start.get("budget_tokens"), origin.get("dataset", ""),

@@ -22,7 +22,9 @@ import dataclasses
 import functools
 import json
 import operator
+import os
 import re
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -593,7 +595,7 @@ def read_pair(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return records[0], {**records[-1], "summary": summarize(records)}
 
 
-_TAIL_BYTES = 1 << 16
+_TAIL_BYTES = 1 << 16  # a log shorter than this is read whole (`_short_log`), a longer one in windows
 
 # orjson gives `json.loads`'s values for every line it accepts but one kind: an integer beyond its 64-bit
 # range (below -2**63 or above 2**64 - 1), which it turns into a float where json keeps the int. Such an
@@ -619,9 +621,30 @@ def _loads(line: bytes) -> Any:
         return json.loads(line)
 
 
-def _read_ends(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """First and last records when they are a task_start and a task_end with a current summary, each
-    checked like any line; None when anything is off (the caller then reads the whole log)."""
+def _short_log(path: Path) -> bytes | None:
+    """The bytes of the log at `path` when it is a file shorter than `_TAIL_BYTES`, read in one call (no
+    file object: opening one cost more than reading a log); None for any other."""
+    handle = os.open(path, os.O_RDONLY)
+    try:
+        status = os.fstat(handle)
+        if not stat.S_ISREG(status.st_mode) or status.st_size >= _TAIL_BYTES:
+            return None
+        data = os.read(handle, status.st_size + 1)
+    finally:
+        os.close(handle)
+    return data if len(data) == status.st_size else None  # a short read: read it the other way
+
+
+def _ends(data: bytes) -> tuple[bytes, bytes]:
+    """The first line of a log's bytes and its last line, as `_long_ends` reads them from its file (with
+    their newline if they have one; the last line is empty when there is only one)."""
+    first = data[: data.find(b"\n") + 1] or data
+    cut = data.rfind(b"\n", len(first), len(data) - 1)
+    return first, data[cut + 1 if cut >= 0 else len(first) :]
+
+
+def _long_ends(path: Path) -> tuple[bytes, bytes]:
+    """The first line of the log at `path` and its last line, found from its end backwards in windows."""
     with path.open("rb") as handle:
         first = handle.readline()
         end = handle.seek(0, 2)
@@ -632,8 +655,15 @@ def _read_ends(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
             tail = handle.read(end - start)
             cut = tail.rfind(b"\n", 0, len(tail) - 1)
             if cut >= 0:
-                tail = tail[cut + 1 :]
-                break
+                return first, tail[cut + 1 :]
+    return first, tail
+
+
+def _read_ends(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """First and last records when they are a task_start and a task_end with a current summary, each
+    checked like any line; None when anything is off (the caller then reads the whole log)."""
+    data = _short_log(path)
+    first, tail = _long_ends(path) if data is None else _ends(data)
     if not first.endswith(b"\n") or not tail.endswith(b"\n"):
         return None
     try:

@@ -212,11 +212,25 @@ def _says_lapsed(text: str) -> bool:
     return any(not _LAPSE_DENIED.search(text[: cue.start()]) for cue in _LAPSED.finditer(text))
 
 
+# A character no `_LATIN_NEGATION` match holds (it holds word characters, spaces, apostrophes, hyphens).
+_OUTSIDE_NEGATION = re.compile(r"[^\w\s'-]")
+
+
+def _negation_start(clause: str) -> int:
+    """Where a `_LATIN_NEGATION` match in `clause` can start: after the clause's last character that no
+    match holds. The character before that place is no word character, so the pattern's word boundaries
+    read the place as the start of a text, and it looks no further back: the search from there finds what
+    the search of the whole clause finds, trying the clause's last stretch of words only (a memory line's
+    clause is "- [m-0002] fact · written 7h ago · The on-call lead is ": four words of it are tried)."""
+    found = _OUTSIDE_NEGATION.search(clause[::-1])
+    return len(clause) - found.start() if found else 0
+
+
 def _is_negated(text: str, start: int, end: int, next_mention: int) -> bool:
     """Whether the mention text[start:end] is not an assertion (see the module docstring); `next_mention` is
     where the next candidate mention starts (a lapse cue after it is about that one)."""
     clause = _clause_before(text, start)
-    if _LATIN_NEGATION.search(clause) or _CJK_NEGATION.search(clause):
+    if _LATIN_NEGATION.search(clause, _negation_start(clause)) or _CJK_NEGATION.search(clause):
         return True
     after = _clause_after(text, end)
     if _LATIN_PAST_AFTER.search(after) or _CJK_PAST_AFTER.search(after):
@@ -227,6 +241,8 @@ def _is_negated(text: str, start: int, end: int, next_mention: int) -> bool:
 
 
 def _spans(text: str, phrases: tuple[str, ...] | list[str]) -> list[tuple[int, int]]:
+    if not phrases:  # the text is not folded for nothing (most scans have no not_asserting phrases)
+        return []
     folded = text.casefold()
     spans = []
     for phrase in phrases:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import filecmp
 import json
 import shutil
+from array import array
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +16,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from reports.build import build_report
-from reports.logread import _Values, load_runs
+from reports.logread import _repeated, _Values, load_runs
 from tasks.generate import generate
 
 
@@ -83,6 +84,30 @@ def test_a_column_gathered_pair_by_pair_is_the_column_pandas_makes_of_the_whole_
     assume(whole)  # a load without rows makes no columns (an empty frame of the family's column names)
     column, expected = (
         pd.DataFrame({"c": gathered.column()}, copy=False)["c"],
+        pd.DataFrame({"c": whole})["c"],
+    )
+    assert column.dtype == expected.dtype
+    pd.testing.assert_series_equal(column, expected, check_exact=True)
+    assert [repr(v) for v in column.tolist()] == [repr(v) for v in expected.tolist()]
+
+
+# A pair's values (its run, arm, task...): labels, run numbers, integers past 64 bits, any other mix.
+LABEL = st.sampled_from(["amnesia", "no-memory", "t/1", ""])
+PAIR_VALUES = st.sampled_from(
+    [LABEL, st.integers(0, 3), st.integers(min_value=-(2**70), max_value=2**70), LABEL | VALUE]
+).flatmap(lambda kind: st.lists(st.tuples(kind, st.integers(0, 3)), min_size=1, max_size=8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs=PAIR_VALUES)
+def test_a_pairs_value_repeated_on_its_rows_is_the_column_pandas_makes_of_the_whole_list(pairs):
+    """The columns of the pair (run, arm, task...) are kept one value a pair and repeated when the frame is
+    made (`_repeated`, numpy's repeat for labels and run numbers): the column must be the plain list's."""
+    whole = [value for value, count in pairs for _ in range(count)]
+    assume(whole)  # a family without rows makes no columns
+    values, counts = [value for value, _ in pairs], array("q", [count for _, count in pairs])
+    column, expected = (
+        pd.DataFrame({"c": _repeated(values, counts)}, copy=False)["c"],
         pd.DataFrame({"c": whole})["c"],
     )
     assert column.dtype == expected.dtype

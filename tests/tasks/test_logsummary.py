@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tasks import logschema
 from tasks.errors import ReportInputError
 from tasks.logschema import (
     SUMMARY_VERSION,
@@ -179,6 +180,31 @@ def test_a_last_line_longer_than_the_first_window_is_found(tmp_path):
     path = _log_with_a_long_summary(tmp_path)
     start, end = read_pair(path)
     assert end["summary"]["injections"]["block"] == ["x" * 150_000] and start["task"] == TASK
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.binary(max_size=6) | st.sampled_from([b"", b"\r", b"{}"]), max_size=8),
+    ended=st.booleans(),
+)
+def test_a_short_log_read_whole_is_cut_into_the_ends_the_windows_find(tmp_path_factory, lines, ended):
+    """A log shorter than a window is read in one call and cut into its first and last lines
+    (`logschema._ends`): the lines found by reading it from both ends (`logschema._long_ends`)."""
+    data = b"\n".join(lines) + (b"\n" if ended else b"")
+    path = tmp_path_factory.mktemp("log") / "pair.jsonl"
+    path.write_bytes(data)
+    assert logschema._short_log(path) == data
+    assert logschema._ends(data) == logschema._long_ends(path)
+
+
+def test_only_a_file_shorter_than_a_window_is_read_whole(tmp_path):
+    path = tmp_path / "pair.jsonl"
+    for size, whole in [(logschema._TAIL_BYTES - 1, True), (logschema._TAIL_BYTES, False)]:
+        path.write_bytes(b"x\n" * (size // 2) + b"x" * (size % 2))
+        assert (logschema._short_log(path) is not None) == whole
+    assert logschema._short_log(tmp_path) is None  # not a file: opened the other way, which raises as before
+    with pytest.raises(IsADirectoryError):
+        read_pair(tmp_path)
 
 
 def test_a_summary_of_another_version_is_worked_out_again(tmp_path):

@@ -76,3 +76,22 @@ def test_only_four_other_characters_match_an_ascii_letter():
     for letter in "abcdefghijklmnopqrstuvwxyz":
         matched |= set(re.compile(letter, re.IGNORECASE).findall(others))
     assert matched == {"İ", "ı", "ſ", "\u212a"}
+
+
+# Negation cues, the characters a `_LATIN_NEGATION` match may hold besides letters and spaces (apostrophes,
+# hyphens), and characters it may not hold, so that the match starts before, at and after such a character.
+CLAUSE_PIECES = PIECES | st.sampled_from([
+    "n't ", "don't ", "isn't", "won't ", "well-", "-", "'", "re-", "-not ", "'not ", " not", "never ",
+    "previously ", "at first ", "in the past ", "old value ", "moved away from ", "rather than ", "to ",
+    "(", ")", '"', "·", "#", "/", "NOT ", "No Longer ", "ſwitched from ",
+])  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(pieces=st.lists(CLAUSE_PIECES, max_size=30))
+def test_a_negation_is_found_where_the_search_of_the_whole_clause_finds_it(pieces):
+    """`_negation_start`: searching the clause from there finds the match searching all of it finds."""
+    clause = "".join(pieces)
+    plain = scoring._LATIN_NEGATION.search(clause)
+    found = scoring._LATIN_NEGATION.search(clause, scoring._negation_start(clause))
+    assert (found and found.span()) == (plain and plain.span())
