@@ -1,14 +1,17 @@
 """The scorer's shortcuts against the plain way: value mentions proposed by `str.find` on the folded text and
-checked by the pattern, and the clause before a mention found by scanning back in windows, give the mentions
-(values, places, negation) that scanning every pattern over the whole text gives."""
+checked by the pattern, whole words checked around a match instead of by look-arounds in each value's
+pattern, and the clause before a mention found by scanning back in windows, give the mentions (values,
+places, negation) that scanning every pattern, look-arounds included, over the whole text gives; a negation
+cue is found in a clause's last stretch of words where the search of the whole clause finds it."""
 
 from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from amnesia.tokens import has_cjk
 from tasks import scoring
 from tasks.scoring import Mention, find_mentions
 
@@ -23,9 +26,17 @@ PIECES = st.sampled_from([
 ])  # fmt: skip
 VALUES = st.lists(
     st.sampled_from(["oolong", "milk oolong", "lapsang", "pytest", "sky", "ski", "k", "s", "乌龙茶",
-                     "正山小种", "ſky", "\u212aey", "İt", " oolong ", "", "  "]),
+                     "正山小种", "ſky", "\u212aey", "İt", " oolong ", "", "  ", "k k"]),
     max_size=4,
 )  # fmt: skip
+
+
+def _plain_pattern(value: str) -> re.Pattern[str]:
+    """A value's pattern as it was: the whole-word look-arounds inside it, for a Latin value."""
+    escaped, word = re.escape(value.strip()), scoring._LATIN_WORD_CHAR.pattern
+    if has_cjk(value):
+        return re.compile(escaped, re.IGNORECASE)
+    return re.compile(rf"(?<!{word}){escaped}(?!{word})", re.IGNORECASE)
 
 
 def _plain_clause_before(text: str, start: int) -> str:
@@ -40,7 +51,7 @@ def _plain_mentions(text: str, values: list[str], not_asserting: tuple[str, ...]
         (value, match.start(), match.end())
         for value in values
         if value.strip()
-        for match in scoring._value_pattern(value).finditer(text)
+        for match in _plain_pattern(value).finditer(text)
     ]
     original = scoring._clause_before
     scoring._clause_before = _plain_clause_before  # type: ignore[assignment]
@@ -52,6 +63,8 @@ def _plain_mentions(text: str, values: list[str], not_asserting: tuple[str, ...]
 
 @settings(max_examples=400, deadline=None)
 @given(pieces=st.lists(PIECES, max_size=40), values=VALUES, not_asserting=st.lists(PIECES, max_size=2))
+@example(pieces=["x", "乌龙茶", "k"], values=["乌龙茶"], not_asserting=[])  # CJK: found inside Latin words
+@example(pieces=["ſ", "k k k"], values=["k k"], not_asserting=[])  # a whole word starts inside a part of one
 def test_mentions_are_those_of_the_plain_scan(pieces, values, not_asserting):
     text = "".join(pieces)
     assert find_mentions(text, values, tuple(not_asserting)) == _plain_mentions(
