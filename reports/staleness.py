@@ -109,7 +109,9 @@ class StaleChecker:
     id."""
 
     def __init__(self) -> None:
-        self._values: dict[str, tuple[list[StaleValue], tuple[str, ...]]] = {}  # task -> values, names
+        # task -> its stale values, their names, and the names out of date at each time asked about (the
+        # same times come in every arm's pair of the task)
+        self._values: dict[str, tuple[list[StaleValue], tuple[str, ...], dict[float, list[str]]]] = {}
         self._scans: dict[tuple[str, tuple[str, ...]], set[str]] = {}
 
     def _scan(self, text: str, values: tuple[str, ...]) -> set[str]:
@@ -118,12 +120,15 @@ class StaleChecker:
             found = self._scans[(text, values)] = asserted_values(text, values)
         return found
 
-    def _known(self, task: dict[str, Any]) -> tuple[list[StaleValue], tuple[str, ...]]:
-        """The task's stale values (`stale_values`) and their names, worked out on first use."""
+    def _known(
+        self, task: dict[str, Any]
+    ) -> tuple[list[StaleValue], tuple[str, ...], dict[float, list[str]]]:
+        """The task's stale values (`stale_values`), their names, and time -> the names out of date then
+        (filled as times are asked about), worked out on first use."""
         found = self._values.get(task["id"])
         if found is None:
             values = stale_values(task, self._scan)
-            found = self._values[task["id"]] = (values, tuple(v.value for v in values))
+            found = self._values[task["id"]] = (values, tuple(v.value for v in values), {})
         return found
 
     def pair_counts(
@@ -134,8 +139,7 @@ class StaleChecker:
         stale value out of date at the call's time; the items whose every touch was an injection (kept alive
         only by being shown); and how many of those were out of date at one of those touches (their content
         being their last write's)."""
-        values, names = self._known(task)
-        due: dict[float, list[str]] = {}  # time -> the values out of date then (a pair has few times)
+        values, names, due = self._known(task)  # due: time -> the values out of date then
 
         def asserts_out_of_date(text: str, t: float) -> bool:
             if not text:

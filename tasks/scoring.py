@@ -253,11 +253,24 @@ def _negation_start(clause: str) -> int:
     return len(clause) - found.start() if found else 0
 
 
+def _latin_negated(clause: str) -> bool:
+    """Whether a `_LATIN_NEGATION` cue ends `clause`: looked for in its last stretch of words only
+    (`_negation_start`), and known at once for a stretch seen before (`_negation_ends`)."""
+    return _negation_ends(clause[_negation_start(clause) :])
+
+
+@lru_cache(maxsize=4096)
+def _negation_ends(words: str) -> bool:
+    """Whether a `_LATIN_NEGATION` cue ends `words`, a clause's last stretch of words: a few stretches
+    recur over a run's mentions ("The CI provider is " before each mention of a provider)."""
+    return _LATIN_NEGATION.search(words) is not None
+
+
 def _is_negated(text: str, start: int, end: int, next_mention: int) -> bool:
     """Whether the mention text[start:end] is not an assertion (see the module docstring); `next_mention` is
     where the next candidate mention starts (a lapse cue after it is about that one)."""
     clause = _clause_before(text, start)
-    if _LATIN_NEGATION.search(clause, _negation_start(clause)) or _CJK_NEGATION.search(clause):
+    if _latin_negated(clause) or _CJK_NEGATION.search(clause):
         return True
     after = _clause_after(text, end)
     if _LATIN_PAST_AFTER.search(after) or _CJK_PAST_AFTER.search(after):

@@ -103,8 +103,11 @@ CLAUSE_PIECES = PIECES | st.sampled_from([
 @settings(max_examples=500, deadline=None)
 @given(pieces=st.lists(CLAUSE_PIECES, max_size=30))
 def test_a_negation_is_found_where_the_search_of_the_whole_clause_finds_it(pieces):
-    """`_negation_start`: searching the clause from there finds the match searching all of it finds."""
+    """`_negation_start`: searching the clause's words from there, on their own, finds the match searching
+    all of the clause finds; `_latin_negated` (its answer kept for each stretch of words) says so."""
     clause = "".join(pieces)
     plain = scoring._LATIN_NEGATION.search(clause)
-    found = scoring._LATIN_NEGATION.search(clause, scoring._negation_start(clause))
-    assert (found and found.span()) == (plain and plain.span())
+    start = scoring._negation_start(clause)
+    found = scoring._LATIN_NEGATION.search(clause[start:])
+    assert (found and (found.start() + start, found.end() + start)) == (plain and plain.span())
+    assert scoring._latin_negated(clause) == (plain is not None)
