@@ -66,7 +66,7 @@ def keyed_hasher(secret: bytes) -> Callable[[str], str]:
 
     def digest(content: str) -> str:
         inner = inner_start.copy()
-        inner.update(content.encode("utf-8"))
+        inner.update(content.encode())  # UTF-8
         outer = outer_start.copy()
         outer.update(inner.digest())
         return outer.hexdigest()

@@ -77,12 +77,13 @@ def _rarest(needle: bytes) -> int:
 
 
 def _literal_gate(needles: tuple[str, ...]) -> re.Pattern[bytes]:
-    """One search for every ASCII literal at once. Each literal is looked for from its rarest byte, with a
-    lookbehind for the bytes before it, and the literals are grouped by that byte
-    (`k(?:(?<=tok)en|(?<=ak)ia)|...`): the regex engine stops only where one of those rarer bytes occurs, and
-    there tries only the literals that it can be part of."""
+    """One search for every ASCII literal at once. Each literal is looked for from its rarest byte: the
+    literals are grouped by that byte, and each is matched forward from it, then checked whole by a lookbehind
+    (`k(?:en(?<=token)|ia(?<=akia))|...`). The regex engine stops only where one of those rarer bytes occurs,
+    and there tries only the literals that it can be part of, each first by its next byte (an alternative that
+    starts with a literal byte is skipped at once when that byte is not there)."""
     pieces = sorted(
-        (needle[cut:], needle[: cut + 1])
+        (needle[cut:], needle)
         for needle in (needle.encode() for needle in needles if needle.isascii())
         for cut in (_rarest(needle),)
     )
@@ -90,8 +91,8 @@ def _literal_gate(needles: tuple[str, ...]) -> re.Pattern[bytes]:
         re.escape(first)
         + b"(?:"
         + b"|".join(
-            (b"(?<=" + re.escape(before) + b")" if len(before) > 1 else b"") + re.escape(rest[1:])
-            for rest, before in group
+            re.escape(rest[1:]) + (b"(?<=" + re.escape(needle) + b")" if len(needle) > len(rest) else b"")
+            for rest, needle in group
         )
         + b")"
         for first, group in groupby(pieces, key=lambda piece: piece[0][:1])
@@ -125,7 +126,7 @@ def find_secret_rule(text: str) -> str | None:
     if ascii_only:  # only the rules one of whose literals occurs can match
         # Lower-cased, digits as "0": no literal holds a digit, so the literals are found as in the
         # lower-cased text, and the digits are counted in one pass.
-        folded = text.encode("ascii").translate(_FOLD)
+        folded = text.encode().translate(_FOLD)  # ASCII: UTF-8 gives the same bytes, with no codec lookup
         rules = () if _NEEDLE_GATE.search(folded) is None else _rules_present(folded)
     for rule in rules:
         if rule.pattern.search(text):

@@ -41,7 +41,7 @@ def count_tokens(text: str) -> int:
     # A word run of n classes "a" becomes n//4 "b" then n%4 "a": every "b" and "." is a token, and so is each
     # leftover run of one to three "a"s, whose extra letters ("aa" once in a run of two or three, "aaa" once
     # in a run of three) are taken off with the spaces.
-    marks = text.encode("ascii").translate(_ASCII_CLASSES).replace(b"aaaa", b"b")
+    marks = text.encode().translate(_ASCII_CLASSES).replace(b"aaaa", b"b")  # ASCII: UTF-8 is the same bytes
     return len(marks) - marks.count(b" ") - marks.count(b"aa") - marks.count(b"aaa")
 
 
@@ -66,7 +66,7 @@ def count_id_tokens(text: str) -> int:
     """count_tokens(text), cached by the text's shape (its ASCII character classes): ids come in a few shapes
     ("m-" and 12 hex digits), and every write counts one."""
     if text.isascii():
-        return _tokens_of_shape(text.encode("ascii").translate(_ASCII_CLASSES))
+        return _tokens_of_shape(text.encode().translate(_ASCII_CLASSES))
     return count_tokens(text)
 
 

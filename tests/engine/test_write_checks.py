@@ -1,6 +1,7 @@
 """`new_item`'s shortcuts give what the plain way gives: the field checks it settles from its own arguments
 never let through an item that `validate_item` refuses, and the item it builds by calling the dataclass's
-`__init__` directly equals the one the class call builds."""
+`__init__` directly equals the one the class call builds. The credential scan's literal gate finds a literal
+exactly when one is in the text."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from amnesia import Config
+from amnesia import Config, safety
 from amnesia.errors import InvalidInput
 from amnesia.item import UNSET, MemoryItem, new_item, validate_item
 from amnesia.tokens import count_tokens
@@ -137,3 +138,18 @@ def test_the_checks_new_item_settles_itself_still_refuse_what_they_refused():
             assert str(error).startswith(message), (change, str(error))
         else:
             raise AssertionError(f"{change} was not refused")
+
+
+_ASCII_NEEDLES = [needle.encode() for needle in safety._NEEDLES if needle.isascii()]
+_PIECES = st.sampled_from(
+    [needle[:cut] for needle in _ASCII_NEEDLES for cut in range(1, len(needle) + 1)] + [b" ", b"x", b"-"]
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_PIECES | st.binary(max_size=6), max_size=12).map(b"".join))
+def test_the_literal_gate_finds_a_literal_exactly_when_one_is_in_the_text(folded):
+    """Texts made of the literals' pieces (each literal cut anywhere, so most drawn texts hold parts of one
+    around its rarest byte): the gate's grouped search says what a test of each literal says."""
+    found = safety._NEEDLE_GATE.search(folded) is not None
+    assert found == any(needle in folded for needle in _ASCII_NEEDLES)
