@@ -215,18 +215,56 @@ def sign_flip_p(
             return 1.0, discordant
         z = float(contribution.sum()) / spread
         return float(2.0 * special.ndtr(-abs(z))), discordant  # = scipy.stats.norm.sf(|z|)
-    swaps, extra = _swaps(discordant, resamples, seed)
-    weights = swaps.astype(float, copy=False)  # what `@` would make of bytes: made once for both products
-    moved_num = weights @ dn
-    # The denominators mostly agree (both arms answer the same probes): nothing moves, and a product of
-    # zeros would add +0 to each sum, which changes no bit of it.
-    moved_den = weights @ dd if dd.any() else 0.0
+    counts = None  # how many assignments each row of moved_num stands for (None: one each)
+    if discordant <= EXACT_UP_TO and not dd.any() and _few_sums(dn, 2**discordant):
+        # Every assignment, grouped by the sum it moves: an assignment's null value depends on that sum alone,
+        # and integer sums below 2^53 are the product's to the bit, so each distinct null value is the one
+        # the plain enumeration makes, counted as often as it occurs there (2^n rows become a few dozen).
+        moved_num, counts = _subset_sum_counts(dn)
+        moved_den, extra = 0.0, 0
+    else:
+        swaps, extra = _swaps(discordant, resamples, seed)
+        weights = swaps.astype(float, copy=False)  # what `@` would make of bytes: made once for both products
+        moved_num = weights @ dn
+        # The denominators mostly agree (both arms answer the same probes): nothing moves, and a product of
+        # zeros would add +0 to each sum, which changes no bit of it.
+        moved_den = weights @ dd if dd.any() else 0.0
     swapped_a = ratio(num_a.sum() + moved_num, den_a.sum() + moved_den)
     swapped_b = ratio(num_b.sum() - moved_num, den_b.sum() - moved_den)
     null = swapped_a - swapped_b
-    null = null[np.isfinite(null)]
-    extreme = int(np.sum(np.abs(null) >= abs(observed) - 1e-12))
-    return float((extreme + extra) / (len(null) + extra)), discordant
+    finite = np.isfinite(null)
+    extreme = finite & (np.abs(null) >= abs(observed) - 1e-12)
+    if counts is None:
+        found, total = int(extreme.sum()), int(finite.sum())
+    else:
+        found, total = int(counts[extreme].sum()), int(counts[finite].sum())
+    return float((found + extra) / (total + extra)), discordant
+
+
+def _few_sums(values: np.ndarray, most: int) -> bool:
+    """Whether `values` are integers whose subsets have fewer than `most` possible sums (the span of their
+    absolute values), all exact in float64."""
+    span = np.abs(values).sum()
+    return bool(span < most and span < 2.0**53 and np.array_equal(values, np.trunc(values)))
+
+
+def _subset_sum_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every sum of a subset of the integer `values` (as floats, ascending) and how many subsets have it: the
+    2^n assignments of an exact sign-flip test, grouped by the sum they move."""
+    low = int(values[values < 0].sum())
+    counts = np.zeros(int(np.abs(values).sum()) + 1, dtype=np.int64)  # index: sum - low
+    counts[-low] = 1  # the empty subset
+    for value in values.astype(np.int64):
+        # the subsets with this value: every count so far, moved by the value
+        before = counts.copy()
+        if value > 0:
+            counts[value:] += before[:-value]
+        elif value < 0:
+            counts[:value] += before[-value:]
+        else:
+            counts += before
+    sums = np.flatnonzero(counts)
+    return (sums + low).astype(float), counts[sums]
 
 
 @functools.lru_cache(maxsize=64)
@@ -235,7 +273,8 @@ def _swaps(discordant: int, resamples: int, seed: int) -> tuple[np.ndarray, int]
     they are random (the observed assignment then counts as one more). They depend on the count alone, so
     every comparison with that count shares them (read-only). Random ones are kept as bytes, not floats: the
     cache holds up to 64 of them (2,000 x 200 each: 3.2 MB as floats, 0.4 MB as bytes), alive until the
-    report ends; exact ones as floats (most comparisons of a small cell are exact; all 15 take 8 MB)."""
+    report ends; exact ones as floats (all 15 take 8 MB; made only for differences that are not small
+    integers: sign_flip_p counts the others by their sums)."""
     if discordant <= EXACT_UP_TO:
         # every assignment, in itertools.product((0, 1), repeat=discordant)'s order: row i is i in binary
         bits = np.arange(discordant - 1, -1, -1, dtype=np.int64)

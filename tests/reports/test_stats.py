@@ -257,3 +257,63 @@ def test_rates_of_arrays_are_the_plain_definition(num, den):
     assert found.shape == plain.shape
     # every bit, the NaNs and the signs of zeros too
     assert np.array_equal(found.view(np.uint64), plain.view(np.uint64))
+
+
+def _plain_sign_flip_p(num_a, den_a, num_b, den_b, resamples, seed):
+    """sign_flip_p's exact and random swaps the plain way: every assignment's null value, one by one."""
+    from reports.stats import _swaps
+
+    observed = float(ratio(num_a.sum(), den_a.sum()) - ratio(num_b.sum(), den_b.sum()))
+    differ = (num_a != num_b) | (den_a != den_b)
+    weights = _swaps(int(differ.sum()), resamples, seed)[0].astype(float)
+    extra = _swaps(int(differ.sum()), resamples, seed)[1]
+    moved_num, moved_den = weights @ (num_b - num_a)[differ], weights @ (den_b - den_a)[differ]
+    null = ratio(num_a.sum() + moved_num, den_a.sum() + moved_den) - ratio(
+        num_b.sum() - moved_num, den_b.sum() - moved_den
+    )
+    null = null[np.isfinite(null)]
+    return float((int(np.sum(np.abs(null) >= abs(observed) - 1e-12)) + extra) / (len(null) + extra))
+
+
+@st.composite
+def _paired_tasks(draw: st.DrawFn) -> tuple[np.ndarray, ...]:
+    """Two arms' numerators and denominators on up to 40 tasks (counts, tokens or fractions), the
+    denominators often equal."""
+    size = draw(st.integers(1, 40))
+    kind = draw(st.sampled_from(["counts", "tokens", "fractions"]))
+    values = {
+        "counts": st.integers(0, 4).map(float),
+        "tokens": st.integers(0, 5000).map(float),
+        "fractions": st.floats(0, 10),
+    }[kind]
+    column = st.lists(values, min_size=size, max_size=size).map(np.array)
+    num_a, num_b, den_a = draw(column), draw(column), draw(column) + 1.0
+    same = draw(st.integers(0, size))  # tasks where both arms agree
+    num_b[:same] = num_a[:same]
+    den_b = den_a.copy() if draw(st.booleans()) else draw(column) + 1.0
+    return num_a, den_a, num_b, den_b
+
+
+@settings(max_examples=300, deadline=None)
+@given(tasks=_paired_tasks(), seed=st.integers(0, 2**16))
+def test_the_sign_flip_p_value_is_the_plain_enumeration(tasks, seed):
+    """sign_flip_p counts the exact enumeration's assignments by the sum they move (when the differences
+    are integers with fewer possible sums than assignments): the p-value of the plain way, every
+    assignment one by one."""
+    p_value, differ = sign_flip_p(*tasks, resamples=300, seed=seed)
+    if 0 < differ <= 200:
+        assert p_value == _plain_sign_flip_p(*tasks, 300, seed)
+
+
+@given(st.lists(st.integers(-6, 6), max_size=10))
+def test_subset_sums_are_counted_as_the_subsets_say(values):
+    from collections import Counter
+    from itertools import product
+
+    from reports.stats import _subset_sum_counts
+
+    sums, counts = _subset_sum_counts(np.array(values, dtype=float))
+    plain = Counter(sum(v for v, chosen in zip(values, bits, strict=True) if chosen)
+                    for bits in product((0, 1), repeat=len(values)))  # fmt: skip
+    assert dict(zip(sums.tolist(), counts.tolist(), strict=True)) == plain
+    assert list(sums) == sorted(plain)
