@@ -178,8 +178,24 @@ class Amnesia:
             retired: Sequence[MemoryItem] = _NONE if simple else index.supersession_targets(item, retire_id)
             fits = simple and index.bytes + item.size_bytes <= self.config.max_store_bytes
             evicted = _NONE if fits else self._make_room(item, retired, now)
-            try:
-                return self._write(item, retired, evicted, now)
+            entries: Sequence[AuditRow] = _NONE
+            if retired or evicted:  # most writes retire and evict nothing
+                reasons = ["superseded"] * len(retired) + ["evicted"] * len(evicted)
+                gone = [*retired, *evicted]
+                entries = self._auditor.forgets(gone, reasons, now, index.known_hashes(gone))
+            try:  # the write itself, inline (a call per write less)
+                deleted = self.store.commit(
+                    self.workspace_id, forget=entries, save=(item,), if_unchanged=True
+                )
+                if entries:
+                    self._after_forget(list(compress(entries, _deleted(entries, deleted))), deleted)
+                # Hashed now, while it is written, so that forgetting it later (most often in a sweep, with
+                # thousands of others) only looks its hash up.
+                index.add(item, self._auditor.hash(item.content))
+                view = views.memory_view(item, self.config, retired, evicted)  # by position: every write
+                if self._events.listeners["written"]:
+                    self._events.emit("written", view.to_dict())
+                return view
             except StoreConflict:
                 self._load()
         raise StoreBusy(f"write: the store changed under every one of {WRITE_ATTEMPTS} attempts; retry later")
@@ -192,25 +208,6 @@ class Amnesia:
             return []
         strengths, _, _ = self._forget_due(now)  # what is due goes first, under its own reason
         return self._index.eviction_victims(item, retired, strengths)
-
-    def _write(
-        self, item: MemoryItem, retired: Sequence[MemoryItem], evicted: Sequence[MemoryItem], now: float
-    ) -> views.MemoryView:
-        entries: Sequence[AuditRow] = _NONE
-        if retired or evicted:  # most writes retire and evict nothing
-            reasons = ["superseded"] * len(retired) + ["evicted"] * len(evicted)
-            gone = [*retired, *evicted]
-            entries = self._auditor.forgets(gone, reasons, now, self._index.known_hashes(gone))
-        deleted = self.store.commit(self.workspace_id, forget=entries, save=(item,), if_unchanged=True)
-        if entries:
-            self._after_forget(list(compress(entries, _deleted(entries, deleted))), deleted)
-        # Hashed now, while it is written, so that forgetting it later (most often in a sweep, with thousands
-        # of others) only looks its hash up.
-        self._index.add(item, self._auditor.hash(item.content))
-        view = views.memory_view(item, self.config, retired, evicted)  # by position: every write
-        if self._events.listeners["written"]:
-            self._events.emit("written", view.to_dict())
-        return view
 
     # ------------------------------------------------------------------ forgetting
     def forget(

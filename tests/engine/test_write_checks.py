@@ -1,18 +1,20 @@
 """`new_item`'s shortcuts give what the plain way gives: the field checks it settles from its own arguments
 never let through an item that `validate_item` refuses, and the item it builds by calling the dataclass's
 `__init__` directly equals the one the class call builds. The credential scan's literal gate finds a literal
-exactly when one is in the text."""
+exactly when one is in the text. A write whose commit meets a changed store is planned again."""
 
 from __future__ import annotations
 
 import itertools
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from amnesia import Config, safety
-from amnesia.errors import InvalidInput
+from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock, safety
+from amnesia.engine import WRITE_ATTEMPTS
+from amnesia.errors import InvalidInput, StoreBusy, StoreConflict
 from amnesia.item import UNSET, MemoryItem, new_item, validate_item
 from amnesia.tokens import count_tokens
 
@@ -153,3 +155,50 @@ def test_the_literal_gate_finds_a_literal_exactly_when_one_is_in_the_text(folded
     around its rarest byte): the gate's grouped search says what a test of each literal says."""
     found = safety._NEEDLE_GATE.search(folded) is not None
     assert found == any(needle in folded for needle in _ASCII_NEEDLES)
+
+
+class _ConflictingStore(InMemoryStore):
+    """Refuses the first `conflicts` planned commits, as a store another process changed would."""
+
+    def __init__(self, conflicts: int) -> None:
+        super().__init__(secret=b"k" * 32)
+        self.conflicts = conflicts
+        self.loads = 0
+
+    def load_items(self, workspace_id):
+        self.loads += 1
+        return super().load_items(workspace_id)
+
+    def commit(self, workspace_id, *, forget=(), save=(), audit=(), if_unchanged=False):
+        if if_unchanged and self.conflicts:
+            self.conflicts -= 1
+            raise StoreConflict("changed")
+        return super().commit(workspace_id, forget=forget, save=save, audit=audit, if_unchanged=if_unchanged)
+
+
+def _engine(store):
+    ids = itertools.count()
+    engine = Amnesia(store=store, clock=SimulatedClock(0.0), id_factory=lambda: f"m-{next(ids)}")
+    heard = []
+    engine.on("written", heard.append)
+    return engine, heard
+
+
+@pytest.mark.parametrize("key", [None, "k"])
+def test_a_write_that_meets_a_changed_store_is_planned_again_and_written_once(key):
+    plain, plain_heard = _engine(_ConflictingStore(0))
+    retried, retried_heard = _engine(_ConflictingStore(3))
+    for engine in (plain, retried):
+        engine.remember("first", ttl=60.0, key=key)
+        engine.remember("second", ttl=60.0, key=key)
+    assert retried.store.loads == 1 + 3  # one load to start, one after each refused commit
+    assert [vars(item) for item in plain.plugs()] == [vars(item) for item in retried.plugs()]
+    assert plain_heard == retried_heard
+    assert plain.store.audit_entries("default") == retried.store.audit_entries("default")
+
+
+def test_a_write_refused_at_every_attempt_gives_up():
+    engine, heard = _engine(_ConflictingStore(WRITE_ATTEMPTS))
+    with pytest.raises(StoreBusy):
+        engine.remember("note", ttl=60.0)
+    assert heard == [] and engine.plugs() == []
