@@ -373,20 +373,17 @@ def _mcnemar_table(
     shared = events if events is not None else probe_events(probes)
     flags = shared.flags
     codes = flags.groupby(others, sort=False, dropna=False).ngroup().to_numpy() if others else None
-    if codes is not None:
-        cell = np.zeros(len(shared.answered), dtype=np.intp)
-        cell[shared.number] = codes
-        if not np.array_equal(cell[shared.number], codes):
-            # a probe in two cells of `others` (they are labels of the task, run or probe, so never in a
-            # report): its rows are two probes, as in a numbering by (`others`, probe)
-            shared = probe_events(flags, others)
-    number, arms, answered, table = shared.number, shared.arms, shared.answered, shared.events
     # each probe's cell of `others`, and, when `others` has group, the cell of the "all" group it is also in
     # (group and category "all", the other labels its own)
+    cell = _probe_cells(shared, codes)
+    if codes is not None and not np.array_equal(cell[shared.number], codes):
+        # a probe in two cells of `others` (they are labels of the task, run or probe, so never in a
+        # report): its rows are two probes, as in a numbering by (`others`, probe)
+        shared = probe_events(flags, others)
+        cell = _probe_cells(shared, codes)
+    arms, answered, table = shared.arms, shared.answered, shared.events
     cells: list[tuple] = [()]
-    cell = np.zeros(len(answered), dtype=np.intp)
     if codes is not None:
-        cell[number] = codes
         first = np.unique(codes, return_index=True)[1]
         cells = list(flags[others].iloc[first].itertuples(index=False, name=None))
     pooled: dict[tuple, list[int]] = {}  # "all" cell -> the cells it pools
@@ -413,6 +410,15 @@ def _mcnemar_table(
                 x, y = only_a[members].sum(), only_b[members].sum()
                 found[(arm_name, reference, metric, label)] = mcnemar_counts(x, y)
     return found
+
+
+def _probe_cells(events: ProbeEvents, codes: np.ndarray | None) -> np.ndarray:
+    """Each probe's cell number: the code of its rows (`codes`, one per row of `events.flags`; all 0 when
+    there is no breakdown)."""
+    cell = np.zeros(len(events.answered), dtype=np.intp)
+    if codes is not None:
+        cell[events.number] = codes
+    return cell
 
 
 def _cell_rows(wide: pd.DataFrame, others: list[str]) -> list[tuple[tuple, np.ndarray]]:
