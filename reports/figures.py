@@ -9,6 +9,7 @@ import io
 import math
 import textwrap
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -139,13 +140,38 @@ def _legend_outside(ax: Axes) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
 
 
+def error_bars(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The (2, n) distances from each of `values` down to `lo` and up to `hi`, as errorbar takes them, never
+    negative (a CI end past its value draws no bar; NaN stays NaN: no bar). On arrays: pandas's arithmetic
+    and clip on each figure's few rows cost more than drawing their bars."""
+    return np.vstack([np.clip(values - lo, 0, None), np.clip(hi - values, 0, None)])
+
+
 def _yerr(frame: pd.DataFrame, value: str, lo: str, hi: str) -> np.ndarray:
-    """The (2, rows) distances from each row's `value` down to `lo` and up to `hi`, as errorbar takes them,
-    never negative (a CI end past its value draws no bar). On the columns' arrays: pandas's arithmetic and
-    clip on each figure's few rows cost more than drawing their bars."""
-    values = frame[value].to_numpy(dtype=float)
-    below = np.clip(values - frame[lo].to_numpy(dtype=float), 0, None)
-    return np.vstack([below, np.clip(frame[hi].to_numpy(dtype=float) - values, 0, None)])
+    """`error_bars` of the columns `value`, `lo` and `hi` of `frame` (one bar a row)."""
+    return error_bars(*(frame[name].to_numpy(dtype=float) for name in (value, lo, hi)))
+
+
+STALE_COLUMNS = ["stale_probes", "stale_error_rate", "stale_error_rate_lo", "stale_error_rate_hi"]
+
+
+def ranked_by_stale_rate(
+    summary: pd.DataFrame, arms: list[str], groups: list[str]
+) -> dict[str, tuple[list[str], np.ndarray]]:
+    """group -> its panel of the stale-error figure: `arms` ranked by stale-error rate (those without a rate,
+    missing from the group included, first; ties in the order of `arms`) and their STALE_COLUMNS in that
+    order, one row a column (NaN for an arm the group lacks). On the columns' arrays: a frame reindexed
+    and sorted per panel cost more than drawing it."""
+    table = np.full((len(STALE_COLUMNS), len(summary) + 1), np.nan)  # the last column: an arm missing
+    table[:, :-1] = summary[STALE_COLUMNS].to_numpy(dtype=float).T
+    row_of = {key: row for row, key in enumerate(zip(summary["arm"], summary["group"], strict=True))}
+    panels = {}
+    for group in groups:
+        rows = np.array([row_of.get((arm, group), -1) for arm in arms], dtype=int)
+        rates = table[1, rows]
+        order = np.argsort(np.where(np.isnan(rates), -1.0, rates), kind="stable")
+        panels[group] = ([arms[i] for i in order], table[:, rows[order]])
+    return panels
 
 
 def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
@@ -169,24 +195,40 @@ def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path, colors: Mappin
         gridspec_kw={"left": names / width, "right": 1 - counts / width, "wspace": (counts + names) / panel,
                      "top": 1 - 0.65 / height, "bottom": 0.55 / height},
     )  # fmt: skip
-    for ax, group in zip(axes[0], groups, strict=True):
-        part = summary[summary["group"] == group].set_index("arm").reindex(arms)
-        part = part.assign(_rank=part["stale_error_rate"].fillna(-1.0)).sort_values("_rank", kind="stable")
-        rates = part["stale_error_rate"].to_numpy(dtype=float)
-        errors = _yerr(part, "stale_error_rate", "stale_error_rate_lo", "stale_error_rate_hi")
-        for y, (arm, probes) in enumerate(zip(part.index, part["stale_probes"], strict=True)):
-            n = int(probes) if pd.notna(probes) else 0
+    for ax, (group, (ranked, (probes, rates, lo, hi))) in zip(
+        axes[0], ranked_by_stale_rate(summary, arms, groups).items(), strict=True
+    ):
+        errors = error_bars(rates, lo, hi)
+        for y, (arm, count) in enumerate(zip(ranked, probes, strict=True)):
+            n = 0 if np.isnan(count) else int(count)
             if n == 0:
                 ax.text(0.5, y, "no probes", va="center", ha="center", fontsize=7, color="grey")
                 continue
             ax.errorbar([rates[y]], [y], xerr=errors[:, y : y + 1], fmt="o", color=colors[arm], capsize=3)
             ax.text(1.02, y, f"n={n}", va="center", fontsize=7, transform=ax.get_yaxis_transform())
-        ax.set_yticks(range(len(part)), list(part.index), fontsize=8)
+        ax.set_yticks(range(len(ranked)), ranked, fontsize=8)
         ax.set_xlim(-0.03, 1.03)
         set_title(ax, f"group: {group}", fontsize=9)
         ax.set_xlabel("stale-error rate (95% CI)", fontsize=8)
     fig.suptitle("Stale-error rate by arm and group (probes with stale values; n = probes)")
     return save_figure(fig, folder, "stale_error_by_arm_group")
+
+
+def cumulative_tokens(
+    calls: pd.DataFrame, tasks_per_arm: pd.Series
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """arm -> (each distinct simulated time of its calls, in order; the prompt tokens of its calls up to that
+    time, per task), the arms in the order they first appear in `calls` (arm, sim_time, prompt_tokens). On
+    the columns' arrays: pandas's groupby, sort and cumsum cost more than drawing the steps. Token counts
+    are integers, so their sums as floats are exact, as pandas's integer sums are."""
+    codes, arms = pd.factorize(calls["arm"], sort=False)
+    times, tokens = calls["sim_time"].to_numpy(dtype=float), calls["prompt_tokens"].to_numpy(dtype=float)
+    curves = {}
+    for code, arm in enumerate(arms):
+        mine = codes == code
+        moments, at = np.unique(times[mine], return_inverse=True)
+        curves[arm] = (moments, np.cumsum(np.bincount(at, weights=tokens[mine])) / tasks_per_arm[arm])
+    return curves
 
 
 def context_tokens_over_time(
@@ -195,11 +237,9 @@ def context_tokens_over_time(
     """Per arm, the prompt tokens of its calls (`calls`: arm, sim_time, prompt_tokens) summed over simulated
     time, per task (`tasks_per_arm`: arm -> tasks)."""
     fig, ax = subplots(figsize=(8, 4))
-    for arm, part in calls.groupby("arm", sort=False):
-        ordered = part.sort_values("sim_time")
-        per_time = ordered.groupby("sim_time")["prompt_tokens"].sum().cumsum() / tasks_per_arm[arm]
+    for arm, (moments, per_task) in cumulative_tokens(calls, tasks_per_arm).items():
         label = f"{arm} ({tasks_per_arm[arm]} tasks)"
-        ax.step(per_time.index / DAY, per_time.to_numpy(), where="post", label=label, color=colors[arm])
+        ax.step(moments / DAY, per_task, where="post", label=label, color=colors[arm])
     ax.set_xlabel("simulated time since task start (days)")
     ax.set_ylabel("cumulative prompt tokens per task")
     set_title(ax, "Cumulative context tokens over simulated time")
@@ -237,16 +277,20 @@ def stale_error_vs_age(by_age: pd.DataFrame, folder: Path, colors: Mapping[str, 
     labels = list(by_age["age_bin"].cat.categories) if len(by_age) else []
     arms = list(dict.fromkeys(by_age["arm"]))
     width = 0.6 / max(len(arms), 1)
+    # On the columns' arrays (a frame filtered per arm cost more than drawing its points); a bin's position
+    # on the x axis is its category's
+    arm_of, probes = by_age["arm"].to_numpy(), by_age["probes"].to_numpy()
+    bins = by_age["age_bin"].cat.codes.to_numpy(dtype=float) if len(by_age) else np.zeros(0)
+    rates, errors = by_age["rate"].to_numpy(dtype=float), _yerr(by_age, "rate", "lo", "hi")
     for i, arm in enumerate(arms):
-        part = by_age[by_age["arm"] == arm]
-        x = np.array([labels.index(b) for b in part["age_bin"]]) + (i - (len(arms) - 1) / 2) * width
-        full = part["probes"].to_numpy() > 0
+        mine = arm_of == arm
+        x, counts = bins[mine] + (i - (len(arms) - 1) / 2) * width, probes[mine]
+        full = counts > 0
         if full.any():
-            rate, errors = part["rate"].to_numpy(dtype=float), _yerr(part, "rate", "lo", "hi")
-            ax.errorbar(x[full], rate[full], errors[:, full], fmt="o", capsize=3, color=colors[arm],
-                        label=arm)  # fmt: skip
+            ax.errorbar(x[full], rates[mine][full], errors[:, mine][:, full], fmt="o", capsize=3,
+                        color=colors[arm], label=arm)  # fmt: skip
         ax.plot(x[~full], np.zeros((~full).sum()), "o", mfc="none", color=colors[arm])
-        for xi, n in zip(x, part["probes"], strict=True):
+        for xi, n in zip(x, counts, strict=True):
             ax.annotate(f"n={n}", (xi, -0.02), fontsize=6, ha="center", va="top", rotation=90)
     ax.set_xticks(range(len(labels)), labels)
     ax.set_xlabel("time since the expected fact changed (open marker: no probes in that bin)")
@@ -261,27 +305,54 @@ def stale_error_vs_age(by_age: pd.DataFrame, folder: Path, colors: Mapping[str, 
     return save_figure(fig, folder, "stale_error_vs_age")
 
 
+@dataclass
+class ItemRecords:
+    """What the strength timeline draws of one item: its records by event."""
+
+    write: dict[str, Any] | None = None  # the item's first write record (WRITE_FIELDS), None if it has none
+    forgotten: float | None = None  # the simulated time of its first forget, None if never forgotten
+    touches: list[tuple[float, float]] = field(default_factory=list)  # (time, strength) of each touch
+
+
+# What the strength timeline reads of an item's write record
+WRITE_FIELDS = ("sim_time", "strength", "ttl", "curve", "pinned", "content")
+
+
+def item_records(events: pd.DataFrame) -> dict[Any, ItemRecords]:
+    """item id -> its records, in the order items first appear in `events` (records without an item id left
+    out, as pandas's groupby leaves them). One pass over the rows' values: a frame filtered by event three
+    times an item cost more than drawing the item."""
+    items: dict[Any, ItemRecords] = {}
+    columns = [events[name].to_numpy() for name in ("item_id", "event", *WRITE_FIELDS)]
+    for item_id, event, *values in zip(*columns, strict=True):
+        if pd.isna(item_id):
+            continue
+        item = items.setdefault(item_id, ItemRecords())
+        if event == "write" and item.write is None:
+            item.write = dict(zip(WRITE_FIELDS, values, strict=True))
+        elif event == "forget" and item.forgotten is None:
+            item.forgotten = float(values[0])
+        elif event == "touch":
+            item.touches.append((float(values[0]), float(values[1])))
+    return items
+
+
 def strength_timeline(timeline: Timeline, folder: Path) -> list[Path]:
     """Each item's strength, recomputed with amnesia.decay from its write and touch records."""
     events, horizon, arm, task_id = timeline.events, timeline.horizon, timeline.arm, timeline.task_id
     stale_at, forgotten_at, k = timeline.stale_at, timeline.forgotten_at, timeline.decay_k
     zero_at_ttl = timeline.zero_at_ttl
     fig, ax = subplots(figsize=(8, 4))
-    for item_id, item in events.groupby("item_id", sort=False):
-        write = item[item["event"] == "write"]
-        if write.empty:
+    for item_id, item in item_records(events).items():
+        if item.write is None:
             continue
-        w = write.iloc[0]
+        w = item.write
         ttl = math.inf if pd.isna(w["ttl"]) else float(w["ttl"])
         curve = CURVE_CODES.get(w["curve"], FLAT)
         pinned = bool(w["pinned"]) or math.isinf(ttl)
-        forgets = item[item["event"] == "forget"]
-        end = float(forgets["sim_time"].iloc[0]) if len(forgets) else horizon
-        touches = item[item["event"] == "touch"]
+        end = horizon if item.forgotten is None else item.forgotten
         anchors = [(float(w["sim_time"]), float(w["strength"] if pd.notna(w["strength"]) else 1.0))]
-        anchors += [
-            (float(t), float(s)) for t, s in zip(touches["sim_time"], touches["strength"], strict=True)
-        ]
+        anchors += item.touches
         times = np.union1d(np.linspace(anchors[0][0], max(end, anchors[0][0]), 300), [a[0] for a in anchors])
         starts = np.array([a[0] for a in anchors])
         index = np.searchsorted(starts, times, side="right") - 1
@@ -292,7 +363,7 @@ def strength_timeline(timeline: Timeline, folder: Path) -> list[Path]:
         ax.plot(
             starts[1:] / DAY, bases[np.searchsorted(times, starts[1:])], "o", color=line.get_color(), ms=4
         )
-        if len(forgets):
+        if item.forgotten is not None:
             ax.plot([end / DAY], [values[-1]], "x", color=line.get_color(), ms=9, mew=2)
     ax.axhline(stale_at, ls="--", color="grey", lw=1, label=f"stale threshold {stale_at}")
     ax.axhline(forgotten_at, ls=":", color="black", lw=1, label=f"forgotten threshold {forgotten_at}")

@@ -137,3 +137,108 @@ def test_error_bars_are_the_distances_to_the_ci_ends_as_pandas_gives_them(rows):
         [(frame["value"] - frame["lo"]).clip(lower=0), (frame["hi"] - frame["value"]).clip(lower=0)]
     )
     np.testing.assert_array_equal(_yerr(frame, "value", "lo", "hi"), expected)
+
+
+_TIMES = st.sampled_from([0.0, 0.5, 3600.0, 86400.0, 1e6])  # few values: calls and records share times
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["b", "a", "c"]), _TIMES, st.integers(0, 10**9)), max_size=40),
+    st.integers(1, 50),
+)
+def test_cumulative_tokens_are_pandas_sums_per_time_per_task(calls, tasks):
+    """`cumulative_tokens` on the columns' arrays: per arm, in the order arms first appear, the same steps as
+    pandas's groupby by time, sum and cumsum, divided by the arm's tasks (bit for bit: the figure's files
+    must not change)."""
+    from reports.figures import cumulative_tokens
+
+    frame = pd.DataFrame(calls, columns=["arm", "sim_time", "prompt_tokens"])
+    tasks_per_arm = pd.Series({arm: tasks + i for i, arm in enumerate(["a", "b", "c"])})
+    curves = cumulative_tokens(frame, tasks_per_arm)
+    expected = {
+        arm: part.groupby("sim_time")["prompt_tokens"].sum().cumsum() / tasks_per_arm[arm]
+        for arm, part in frame.groupby("arm", sort=False)
+    }
+    assert list(curves) == list(expected)
+    for arm, (moments, per_task) in curves.items():
+        np.testing.assert_array_equal(moments, expected[arm].index.to_numpy())
+        np.testing.assert_array_equal(per_task, expected[arm].to_numpy())
+
+
+_MAYBE = st.floats(0, 1) | st.just(float("nan"))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["m-2", "m-1", None]),
+            st.sampled_from(["write", "touch", "forget", "rejected"]),
+            _TIMES,
+            _MAYBE,  # strength
+            st.sampled_from([86400.0, float("nan")]),  # ttl
+            st.sampled_from(["flat", "ebbinghaus", None]),  # curve
+            st.sampled_from([True, False, None]),  # pinned
+            st.sampled_from(["x", "y", None]),  # content
+        ),
+        max_size=30,
+    )
+)
+def test_item_records_are_the_groupby_of_the_timeline(rows):
+    """`item_records` in one pass: per item, in the order items first appear (records without an item id left
+    out), the first write's fields, the first forget's time and every touch, as the frame grouped by item
+    and filtered by event gives them."""
+    from reports.figures import WRITE_FIELDS, item_records
+
+    columns = ["item_id", "event", "sim_time", "strength", "ttl", "curve", "pinned", "content"]
+    events = pd.DataFrame(rows, columns=columns).sort_values("sim_time", kind="stable")
+    items = item_records(events)
+    groups = dict(list(events.groupby("item_id", sort=False)))
+    assert list(items) == list(groups)
+    for item_id, item in groups.items():
+        writes, forgets = item[item["event"] == "write"], item[item["event"] == "forget"]
+        touches = item[item["event"] == "touch"]
+        if writes.empty:
+            assert items[item_id].write is None
+        else:
+            first = writes.iloc[0]
+            assert items[item_id].write.keys() == set(WRITE_FIELDS)
+            for name in WRITE_FIELDS:
+                got, want = items[item_id].write[name], first[name]
+                assert (pd.isna(got) and pd.isna(want)) or got == want, name
+        assert items[item_id].forgotten == (float(forgets["sim_time"].iloc[0]) if len(forgets) else None)
+        expected = list(
+            zip(touches["sim_time"].astype(float), touches["strength"].astype(float), strict=True)
+        )
+        np.testing.assert_array_equal(
+            np.array(items[item_id].touches).reshape(-1, 2), np.array(expected).reshape(-1, 2)
+        )
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["no-memory", "amnesia", "full-memory", "retrieval"]),
+            st.sampled_from(["harmful", "mixed", "all"]),
+            st.integers(0, 300),
+            _MAYBE,
+            _MAYBE,
+            _MAYBE,
+        ),
+        max_size=12,
+        unique_by=lambda row: row[:2],
+    )
+)
+def test_a_stale_panel_ranks_arms_as_the_reindexed_sorted_frame(rows):
+    """`ranked_by_stale_rate` on arrays: per group, the arms ranked as the group's rows reindexed by arm and
+    stably sorted by rate (no rate first) rank them, with the same numbers (NaN for a missing arm)."""
+    from reports.figures import STALE_COLUMNS, ranked_by_stale_rate
+
+    summary = pd.DataFrame(rows, columns=["arm", "group", *STALE_COLUMNS])
+    arms = ["amnesia", "no-memory", "retrieval", "full-memory"]
+    panels = ranked_by_stale_rate(summary, arms, ["mixed", "harmful", "all"])
+    assert list(panels) == ["mixed", "harmful", "all"]
+    for group, (ranked, table) in panels.items():
+        part = summary[summary["group"] == group].set_index("arm").reindex(arms)
+        part = part.assign(_rank=part["stale_error_rate"].fillna(-1.0)).sort_values("_rank", kind="stable")
+        assert ranked == list(part.index)
+        np.testing.assert_array_equal(table, part[STALE_COLUMNS].to_numpy(dtype=float).T)
