@@ -482,27 +482,29 @@ def paired_frame(
                     values[shared, column[(num, reference)]],
                     values[shared, column[(den, reference)]],
                 )
-                if a_den.sum() == 0 or b_den.sum() == 0:
+                totals = (a_num.sum(), a_den.sum(), b_num.sum(), b_den.sum())  # summed once for all below
+                if totals[1] == 0 or totals[3] == 0:
                     continue
-                p_value, differ = sign_flip_p(a_num, a_den, b_num, b_den, resamples, seed)
-                labels = dict(zip(others, cell, strict=True))
-                rows.append({"arm": arm, "reference": reference, **labels, "metric": metric})
+                p_value, differ = sign_flip_p(a_num, a_den, b_num, b_den, resamples, seed, totals)
+                rows.append({"arm": arm, "reference": reference, **key_of, "metric": metric})
                 differences.append(
                     (
-                        float(ratio(a_num.sum(), a_den.sum()) - ratio(b_num.sum(), b_den.sum())),
+                        float(ratio(totals[0], totals[1]) - ratio(totals[2], totals[3])),
                         rates.samples[metric][:, ia] - rates.samples[metric][:, ib],
                         p_value,
                         differ,
-                        int(shared.sum()),
-                        max(a_den.sum(), b_den.sum()),
+                        np.count_nonzero(shared),
+                        max(totals[1], totals[3]),
                         tests.get((arm, reference, metric, cell)),
                     )
                 )
     if not rows:
         return pd.DataFrame(rows)
     diffs, boots, p_values, differs, clusters, observations, found = zip(*differences, strict=True)
+    # one row of resamples per difference, seen as one column each: each difference's resamples contiguous
+    samples = np.stack(boots).T
     results = paired_from_columns(
-        list(diffs), np.column_stack(boots), list(p_values), list(differs), list(clusters), list(observations)
+        list(diffs), samples, list(p_values), list(differs), list(clusters), list(observations)
     )
     for row, result, test in zip(rows, results, found, strict=True):
         row.update(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,19 +149,41 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def percentile_ci(samples: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval along axis 0, ignoring NaN resamples; NaN where every resample is NaN."""
+    """Percentile interval along axis 0, ignoring NaN resamples; NaN where every resample is NaN (or NaN
+    and infinite)."""
     tail = (1.0 - level) / 2.0 * 100.0
-    samples = np.asarray(samples, dtype=float).reshape(len(samples), -1)
-    finite = np.isfinite(samples).any(axis=0)
-    lo = np.full(samples.shape[1], np.nan)
-    hi = np.full(samples.shape[1], np.nan)
-    # Columns without a NaN take np.percentile, one vectorised call (nanpercentile works column by column
-    # and gives the same numbers on them); the others nanpercentile.
-    whole = ~np.isnan(samples).any(axis=0)
-    for columns, percentile in ((whole, np.percentile), (finite & ~whole, np.nanpercentile)):
-        if columns.any():
-            lo[columns], hi[columns] = percentile(samples[:, columns], [tail, 100.0 - tail], axis=0)
+    columns = np.ascontiguousarray(np.asarray(samples, dtype=float).reshape(len(samples), -1).T)
+    lo = np.full(len(columns), np.nan)
+    hi = np.full(len(columns), np.nan)
+    missing = np.isnan(columns)
+    # np.percentile of a column without NaN (infinities included), np.nanpercentile of the others that have
+    # a finite value
+    wanted = ~missing.any(axis=1) | np.isfinite(columns).any(axis=1)
+    for members, values in _by_count(columns, missing, wanted):
+        lo[members], hi[members] = np.percentile(values, [tail, 100.0 - tail], axis=1)
     return lo, hi
+
+
+def _by_count(
+    rows: np.ndarray, gone: np.ndarray, wanted: np.ndarray
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The `wanted` rows of the row-major `rows` without their `gone` values, grouped by how many values they
+    keep: (their positions, a row-major (members × kept) array of their kept values in order) per count
+    kept > 0.
+
+    np.percentile or np.std of one row's kept values (what np.nanpercentile does to a column with NaN: it
+    drops them and takes the percentile of the rest), done to the rows of each group along axis 1, gives the
+    same numbers: the same order statistics, the same pairwise sum over each row's contiguous values. One
+    call per group instead of one per row (a report's paired differences have hundreds of columns with NaN
+    resamples: a cell with few tasks often resamples none of them), and along the rows, not down strided
+    columns, which np.percentile's partition does faster."""
+    kept = rows.shape[1] - gone.sum(axis=1)
+    for count in np.unique(kept[wanted & (kept > 0)]):
+        members = np.flatnonzero(wanted & (kept == count))
+        values = rows if len(members) == len(rows) else rows[members]
+        if count < rows.shape[1]:  # each member keeps exactly `count` values: row-major, they stay rows
+            values = values[~gone[members]].reshape(len(members), count)
+        yield members, values
 
 
 @dataclass(frozen=True)
@@ -190,25 +212,29 @@ def ratio_cis(
 
 def sign_flip_p(
     num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray,
-    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, totals: Sequence[float] | None = None,
 ) -> tuple[float, int]:  # fmt: skip
     """Two-sided p-value of rate(A) − rate(B) under the null that A and B are exchangeable within each task
     (swap a task's two sides with probability 1/2), and the number of tasks whose two sides differ.
 
     Only those discordant tasks can move the statistic: exact enumeration of every swap when there are at most
     EXACT_UP_TO of them, `resamples` random swaps up to PERMUTATION_UP_TO, else the normal approximation of
-    the linearised statistic (Σ ±tᵢ with tᵢ the task's contribution to the difference)."""
+    the linearised statistic (Σ ±tᵢ with tᵢ the task's contribution to the difference). `totals`: the four
+    arrays' sums, when the caller has them (float arrays, each summed by its `.sum()`)."""
     num_a, den_a, num_b, den_b = (np.asarray(x, dtype=float) for x in (num_a, den_a, num_b, den_b))
-    observed = float(ratio(num_a.sum(), den_a.sum()) - ratio(num_b.sum(), den_b.sum()))
+    if totals is None:
+        totals = (num_a.sum(), den_a.sum(), num_b.sum(), den_b.sum())
+    total_na, total_da, total_nb, total_db = totals
+    observed = float(ratio(total_na, total_da) - ratio(total_nb, total_db))
     differ = (num_a != num_b) | (den_a != den_b)
-    discordant = int(differ.sum())
-    if not np.isfinite(observed):
+    discordant = np.count_nonzero(differ)
+    if not math.isfinite(observed):
         return float("nan"), discordant
     if discordant == 0:
         return 1.0, 0
     dn, dd = (num_b - num_a)[differ], (den_b - den_a)[differ]
     if discordant > PERMUTATION_UP_TO:
-        pooled = (num_a.sum() + num_b.sum()) / (den_a.sum() + den_b.sum())
+        pooled = (total_na + total_nb) / (total_da + total_db)
         contribution = (num_a - num_b - pooled * (den_a - den_b))[differ]
         spread = math.sqrt(float(np.sum(contribution**2)))
         if spread == 0:
@@ -216,55 +242,57 @@ def sign_flip_p(
         z = float(contribution.sum()) / spread
         return float(2.0 * special.ndtr(-abs(z))), discordant  # = scipy.stats.norm.sf(|z|)
     counts = None  # how many assignments each row of moved_num stands for (None: one each)
-    if discordant <= EXACT_UP_TO and not dd.any() and _few_sums(dn, 2**discordant):
+    moved_den: float | np.ndarray = 0.0
+    if discordant <= EXACT_UP_TO and not np.count_nonzero(dd) and _few_sums(dn, 2**discordant):
         # Every assignment, grouped by the sum it moves: an assignment's null value depends on that sum alone,
         # and integer sums below 2^53 are the product's to the bit, so each distinct null value is the one
         # the plain enumeration makes, counted as often as it occurs there (2^n rows become a few dozen).
         moved_num, counts = _subset_sum_counts(dn)
-        moved_den, extra = 0.0, 0
+        extra = 0
     else:
         swaps, extra = _swaps(discordant, resamples, seed)
         weights = swaps.astype(float, copy=False)  # what `@` would make of bytes: made once for both products
         moved_num = weights @ dn
         # The denominators mostly agree (both arms answer the same probes): nothing moves, and a product of
         # zeros would add +0 to each sum, which changes no bit of it.
-        moved_den = weights @ dd if dd.any() else 0.0
-    swapped_a = ratio(num_a.sum() + moved_num, den_a.sum() + moved_den)
-    swapped_b = ratio(num_b.sum() - moved_num, den_b.sum() - moved_den)
+        if np.count_nonzero(dd):
+            moved_den = weights @ dd
+    swapped_a = ratio(total_na + moved_num, total_da + moved_den)
+    swapped_b = ratio(total_nb - moved_num, total_db - moved_den)
     null = swapped_a - swapped_b
     finite = np.isfinite(null)
     extreme = finite & (np.abs(null) >= abs(observed) - 1e-12)
     if counts is None:
-        found, total = int(extreme.sum()), int(finite.sum())
+        found, total = np.count_nonzero(extreme), np.count_nonzero(finite)
     else:
         found, total = int(counts[extreme].sum()), int(counts[finite].sum())
     return float((found + extra) / (total + extra)), discordant
 
 
 def _few_sums(values: np.ndarray, most: int) -> bool:
-    """Whether `values` are integers whose subsets have fewer than `most` possible sums (the span of their
-    absolute values), all exact in float64."""
-    span = np.abs(values).sum()
-    return bool(span < most and span < 2.0**53 and np.array_equal(values, np.trunc(values)))
+    """Whether `values` (a few: looked at one by one) are integers whose subsets have fewer than `most`
+    possible sums (the span of their absolute values), all exact in float64."""
+    listed = values.tolist()
+    span = sum(abs(value) for value in listed)  # integers: exact in any order while below 2^53
+    return span < most and span < 2.0**53 and all(value.is_integer() for value in listed)
 
 
 def _subset_sum_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every sum of a subset of the integer `values` (as floats, ascending) and how many subsets have it: the
-    2^n assignments of an exact sign-flip test, grouped by the sum they move."""
-    low = int(values[values < 0].sum())
-    counts = np.zeros(int(np.abs(values).sum()) + 1, dtype=np.int64)  # index: sum - low
-    counts[-low] = 1  # the empty subset
-    for value in values.astype(np.int64):
-        # the subsets with this value: every count so far, moved by the value
-        before = counts.copy()
-        if value > 0:
-            counts[value:] += before[:-value]
-        elif value < 0:
-            counts[:value] += before[-value:]
-        else:
-            counts += before
+    """Every sum of a subset of the integer `values` (fewer than 64 of them, as floats, ascending) and how
+    many subsets have it: the 2^n assignments of an exact sign-flip test, grouped by the sum they move."""
+    listed = [int(value) for value in values.tolist()]
+    low = sum(value for value in listed if value < 0)  # the sum of the subset of every negative value
+    # The count of the subsets summing to low + k is the coefficient of x^k in the product of (1 + x^|v|)
+    # over the values (a negative value counts when left out). Each coefficient is at most 2^n, below
+    # 2^(8 x slot): packed `slot` bytes apiece into one integer, a factor is a shift and an addition.
+    slot = 2 if len(listed) < 16 else 4 if len(listed) < 32 else 8
+    packed = 1
+    for value in listed:
+        packed += packed << (8 * slot * abs(value))
+    span = sum(abs(value) for value in listed)
+    counts = np.frombuffer(packed.to_bytes(slot * (span + 1), "little"), dtype=f"<u{slot}")
     sums = np.flatnonzero(counts)
-    return (sums + low).astype(float), counts[sums]
+    return (sums + low).astype(float), counts[sums].astype(np.int64)
 
 
 @functools.lru_cache(maxsize=64)
@@ -342,15 +370,19 @@ def paired_from_columns(
     """`paired_from_samples` of many differences at once, `samples` holding one column of resamples each:
     their CIs in one percentile pass (each column's numbers are those it gets alone)."""
     lo, hi = percentile_ci(samples)
+    # each column's SE: np.std of its finite resamples (NaN when there are none)
+    columns = np.ascontiguousarray(samples.T)
+    se = np.full(len(columns), np.nan)
+    for members, values in _by_count(columns, ~np.isfinite(columns), np.ones(len(columns), dtype=bool)):
+        se[members] = np.std(values, axis=1)
     found = []
     for j, diff in enumerate(diffs):
-        column = samples[:, j]
-        finite = column[np.isfinite(column)]
-        se = float(np.std(finite)) if len(finite) else float("nan")
-        mde = minimum_detectable(se, observations[j])
+        mde = minimum_detectable(float(se[j]), observations[j])
         interval = float(lo[j]), float(hi[j])
         differ = tasks_differ[j]
-        found.append(PairedDifference(float(diff), *interval, p_values[j], se, mde, clusters[j], differ))
+        found.append(
+            PairedDifference(float(diff), *interval, p_values[j], float(se[j]), mde, clusters[j], differ)
+        )
     return found
 
 

@@ -237,3 +237,65 @@ def test_mcnemar_tables_from_the_shared_probe_arrays_are_the_plain_ones(probes, 
     plain = _mcnemar_table(probes, others, pairs, probe_events(probes, others))
     assert _mcnemar_table(probes, others, pairs, probe_events(probes)) == plain
     assert _mcnemar_table(probes, others, pairs) == plain
+
+
+@st.composite
+def _per_task_tables(draw: st.DrawFn) -> pd.DataFrame:
+    """A per-task table (the counts of RATES) of a few tasks, some run by only some of three arms; counts,
+    token counts or fractions, a task's denominators often the same for every arm (as when every arm
+    answers the same probes)."""
+    kind = draw(st.sampled_from(["counts", "tokens", "fractions"]))
+    values = {"counts": st.integers(0, 3).map(float), "tokens": st.integers(0, 900).map(float),
+              "fractions": st.integers(0, 500).map(lambda v: v / 7)}[kind]  # fmt: skip
+    rows = []
+    for task in range(draw(st.integers(1, 24))):
+        group = draw(st.sampled_from(["helpful", "harmful"]))
+        dens = {den: draw(values) for _, den in RATES.values()}
+        for arm in draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=1, max_size=3, unique=True)):
+            row = {"run": 0, "arm": arm, "task_id": f"t{task}", "group": group, "category": "c", "model": "m"}
+            row.update({den: dens[den] if draw(st.booleans()) else draw(values) for den in dens})
+            row.update({num: draw(values) for num, _ in RATES.values()})
+            row["tasks"] = 1.0
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@settings(max_examples=60, deadline=None)
+@given(table=_per_task_tables(), seed=st.integers(0, 2**16))
+def test_paired_rows_are_the_plain_comparisons_of_the_tasks(table, seed):
+    """Each paired row (the sums of a comparison worked out once and handed to sign_flip_p) is the plain
+    comparison of its cell's tasks: the rates' difference, sign_flip_p of the arrays alone, the tasks
+    compared and the larger denominator, to the bit."""
+    from reports.metrics import paired_frame
+    from reports.stats import minimum_detectable, ratio, sign_flip_p
+
+    rates = cell_rates(table, ["arm", "group"], resamples=120, seed=seed)
+    paired = paired_frame(rates, [("y", "x"), ("z", "x"), ("z", "y")], resamples=120, seed=seed)
+    wide = rates.wide
+    for row in paired.to_dict("records"):
+        num, den = RATES[row["metric"]]
+        part = wide.xs(row["group"], level="group")
+        a_den, b_den = part[(den, row["arm"])], part[(den, row["reference"])]
+        shared = (a_den.notna() & b_den.notna()).to_numpy()
+        a_num, b_num = (
+            part[(num, row["arm"])].to_numpy()[shared],
+            part[(num, row["reference"])].to_numpy()[shared],
+        )
+        a_den, b_den = a_den.to_numpy()[shared], b_den.to_numpy()[shared]
+        p_value, differ = sign_flip_p(a_num, a_den, b_num, b_den, 120, seed)
+        diff = float(ratio(a_num.sum(), a_den.sum()) - ratio(b_num.sum(), b_den.sum()))
+        assert (row["diff"], row["tasks"], row["tasks_differ"]) == (diff, shared.sum(), differ)
+        assert math.isnan(row["p_value"]) if math.isnan(p_value) else row["p_value"] == p_value
+        # the MDE of the row's SE and of the larger denominator
+        mde = minimum_detectable(_se_of(rates, row), max(a_den.sum(), b_den.sum()))
+        assert row["mde"] == mde or (math.isnan(row["mde"]) and math.isnan(mde))
+
+
+def _se_of(rates, row) -> float:
+    """The bootstrap SE of a paired row's difference, from its two cells' resamples."""
+    import numpy as np
+
+    first, second = (rates.index(arm=arm, group=row["group"]) for arm in (row["arm"], row["reference"]))
+    samples = rates.samples[row["metric"]][:, first] - rates.samples[row["metric"]][:, second]
+    finite = samples[np.isfinite(samples)]
+    return float(np.std(finite)) if len(finite) else float("nan")

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reports.stats import (
+    LEVEL,
     MIN_TASKS,
     bootstrap_column_sums,
     bootstrap_sums,
@@ -17,6 +18,7 @@ from reports.stats import (
     paired_difference,
     paired_from_columns,
     paired_from_samples,
+    percentile_ci,
     poisson_weights,
     ratio,
     ratio_cis,
@@ -186,7 +188,7 @@ def test_the_mcnemar_binomial_test_is_the_exact_two_sided_tail(case):
 def test_the_normal_tails_are_scipys_to_the_last_bit():
     from scipy import stats as scipy_stats
 
-    from reports.stats import LEVEL, POWER, _z_sum
+    from reports.stats import POWER, _z_sum
 
     rng = np.random.default_rng(3)
     a_num, b_num = rng.binomial(3, 0.3, 400).astype(float), rng.binomial(3, 0.5, 400).astype(float)
@@ -317,3 +319,51 @@ def test_subset_sums_are_counted_as_the_subsets_say(values):
                     for bits in product((0, 1), repeat=len(values)))  # fmt: skip
     assert dict(zip(sums.tolist(), counts.tolist(), strict=True)) == plain
     assert list(sums) == sorted(plain)
+
+
+@st.composite
+def _resample_table(draw: st.DrawFn) -> np.ndarray:
+    """A (resamples × columns) table of resampled differences, row- or column-major, whose columns have
+    NaN resamples in varied numbers (often equal ones), a few infinities, ties and signed zeros."""
+    resamples, columns = draw(st.integers(1, 60)), draw(st.integers(1, 12))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    table = rng.choice([-0.5, 0.0, 0.25, 1.0], size=(resamples, columns)) if draw(st.booleans()) else (
+        rng.normal(size=(resamples, columns)) * 10.0 ** rng.integers(-3, 4, columns))  # fmt: skip
+    for j in range(columns):
+        nan = draw(st.sampled_from([0, 0, 1, 2, resamples // 2, resamples - 1, resamples]))
+        table[rng.permutation(resamples)[:nan], j] = np.nan
+        if draw(st.integers(0, 9)) == 0:
+            table[rng.integers(resamples), j] = draw(st.sampled_from([np.inf, -np.inf]))
+    return np.asfortranarray(table) if draw(st.booleans()) else table
+
+
+@settings(max_examples=300, deadline=None)
+@given(_resample_table())
+def test_percentile_cis_are_each_columns_own_percentiles(table):
+    """percentile_ci groups the columns by their number of NaN resamples and takes each group's percentiles
+    along its rows: the numbers of np.percentile on a column without NaN and np.nanpercentile on a column
+    with some (NaN when no resample is finite), one column at a time, to the bit."""
+    lo, hi = percentile_ci(table)
+    tail = (1.0 - LEVEL) / 2.0 * 100.0  # as percentile_ci has it (2.500000000000002)
+    for j in range(table.shape[1]):
+        column = table[:, j].copy()
+        if np.isnan(column).any():
+            plain = (
+                np.nanpercentile(column, [tail, 100 - tail]) if np.isfinite(column).any() else [np.nan] * 2
+            )
+        else:
+            plain = np.percentile(column, [tail, 100 - tail])
+        assert np.array([lo[j], hi[j]]).tobytes() == np.array(plain, dtype=float).tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(_resample_table())
+def test_paired_standard_errors_are_each_columns_own(table):
+    """paired_from_columns's SE of each difference: np.std of its column's finite resamples, to the bit."""
+    columns = table.shape[1]
+    found = paired_from_columns([0.0] * columns, table, [0.5] * columns, [1] * columns, [2] * columns,
+                                [10.0] * columns)  # fmt: skip
+    for j, difference in enumerate(found):
+        finite = table[:, j][np.isfinite(table[:, j])]
+        plain = float(np.std(finite)) if len(finite) else float("nan")
+        assert np.array([difference.se]).tobytes() == np.array([plain]).tobytes()
