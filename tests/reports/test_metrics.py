@@ -162,6 +162,42 @@ def test_the_timeline_task_is_the_one_where_decay_forgot_the_most():
     assert choose_timeline_task(SimpleNamespace(memory=memory), "amnesia") == "t/decayed"
 
 
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["harmful", "mixed", None]),
+            st.sampled_from(["t/b", "t/a", "t/c", None]),
+            st.sampled_from(["write", "forget", "touch"]),
+            st.sampled_from(["stale", "expired", "explicit", None]),
+            st.sampled_from(["amnesia", "full-memory"]),
+        ),
+        max_size=30,
+    )
+)
+def test_the_timeline_task_is_the_first_of_the_groupby_ranking(rows):
+    """`choose_timeline_task` on the columns' codes picks the task that pandas's groupby by (task, group),
+    sorted by decayed items, harmful, events and task id, puts first (None when the arm wrote and forgot
+    nothing)."""
+    from types import SimpleNamespace
+
+    from reports.figurepool import choose_timeline_task
+
+    memory = pd.DataFrame(rows, columns=["group", "task_id", "event", "reason", "arm"])
+    mine = memory[(memory["arm"] == "amnesia") & memory["event"].isin(["write", "forget"])]
+    counts = (
+        mine.assign(decayed=mine["reason"].isin(["stale", "expired"]))
+        .groupby(["task_id", "group"])
+        .agg(decayed=("decayed", "sum"), n=("event", "size"))
+        .reset_index()
+    )
+    counts["harmful"] = counts["group"] == "harmful"
+    order = counts.sort_values(
+        ["decayed", "harmful", "n", "task_id"], ascending=[False, False, False, True], kind="stable"
+    )
+    expected = str(order.iloc[0]["task_id"]) if len(order) else None
+    assert choose_timeline_task(SimpleNamespace(memory=memory), "amnesia") == expected
+
+
 def test_a_named_reference_arm_is_paired_with_every_arm_not_yet_paired_with_it():
     pairs = arm_pairs(["amnesia", "amnesia-hard-ttl", "full-memory", "claims"], ["amnesia"])
     assert pairs == [
