@@ -9,6 +9,7 @@ the bootstrap (`CellRates`), since a task gets the same bootstrap weight in ever
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -227,7 +228,23 @@ class CellRates:
     cells: pd.DataFrame  # the `by` columns + counts, one row per cell
     point: dict[str, np.ndarray]  # metric -> (cells,)
     samples: dict[str, np.ndarray]  # metric -> (resamples × cells)
-    wide: pd.DataFrame  # per-task sums: index (other `by` keys..., task_id), columns (count column, arm)
+    fine: Fine  # the finest cells the rates were coarsened from (their per-task table makes `wide`)
+    all_group: bool  # whether group "all" was added
+
+    @functools.cached_property
+    def wide(self) -> pd.DataFrame:
+        """Per-task sums: index (other `by` keys..., task_id), columns (count column, arm); empty without
+        "arm" in `by`. Made when first asked for: only the paired tables read it (a stale-by-age table never
+        does)."""
+        if "arm" not in self.by:
+            return pd.DataFrame()
+        others = [k for k in self.by if k != "arm"]
+        fine = self.fine
+        frame = fine.frame[list(dict.fromkeys([*others, CLUSTER, "arm", *fine.columns]))]  # columns read
+        frame = with_all_group(frame) if self.all_group and "group" in self.by else frame
+        if not len(frame):
+            return pd.DataFrame()
+        return frame.groupby([*others, CLUSTER, "arm"], sort=False)[fine.columns].sum().unstack("arm")
 
     def index(self, **cell: Any) -> int | None:
         """The position of the cell with these key values, or None."""
@@ -265,17 +282,7 @@ def coarsen(
     counts = [c for c in cells.columns if c not in (*fine.keys, "_fine")]
     if counts and len(cells):
         coarse_frame = coarse_frame.join(cells.groupby(by, sort=False)[counts].sum(), on=by)
-    others = [k for k in by if k != "arm"]
-    frame = fine.frame
-    if "arm" in by:  # the columns read, before the "all" group copies them
-        frame = frame[list(dict.fromkeys([*others, CLUSTER, "arm", *fine.columns]))]
-    frame = with_all_group(frame) if all_group and "group" in by else frame
-    wide = (
-        frame.groupby([*others, CLUSTER, "arm"], sort=False)[fine.columns].sum().unstack("arm")
-        if len(frame) and "arm" in by
-        else pd.DataFrame()
-    )
-    return CellRates(by, coarse_frame, point, samples, wide)
+    return CellRates(by, coarse_frame, point, samples, fine, all_group)
 
 
 def rate_columns(metrics: dict[str, tuple[str, str]]) -> list[str]:
@@ -300,14 +307,17 @@ def cell_rates(
 
 def summary_frame(rates: CellRates) -> pd.DataFrame:
     """Tidy rates with `_lo`/`_hi` 95% CIs, one row per cell."""
-    frame = rates.cells.copy()
-    for name in rates.point:
-        lo, hi = percentile_ci(rates.samples[name])
-        frame[name], frame[f"{name}_lo"], frame[f"{name}_hi"] = rates.point[name], lo, hi
-    for count in ("probes", *COUNTS):
-        if count in frame.columns:
-            frame[count] = frame[count].astype(int)
-    return frame
+    names = list(rates.point)
+    cells = len(rates.cells)
+    # every metric's CIs in one pass: the metrics' resamples side by side, one column per (metric, cell)
+    every = np.concatenate([rates.samples[name].T for name in names]) if names else np.empty((0, 0))
+    lo, hi = percentile_ci(every.T) if names and cells else (np.empty(0), np.empty(0))
+    found: dict[str, np.ndarray] = {}
+    for i, name in enumerate(names):
+        part = slice(i * cells, (i + 1) * cells)
+        found[name], found[f"{name}_lo"], found[f"{name}_hi"] = rates.point[name], lo[part], hi[part]
+    frame = pd.concat([rates.cells, pd.DataFrame(found, index=rates.cells.index)], axis=1)
+    return frame.astype({count: int for count in ("probes", *COUNTS) if count in frame.columns})
 
 
 def summarise(

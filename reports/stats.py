@@ -86,7 +86,7 @@ def _weights(keys: np.ndarray, start: int, stop: int, seed: int, by_cluster: boo
         bits = _mix(keys[:, None] ^ rows[None, :] if by_cluster else rows[:, None] ^ keys[None, :])
     # The uniform is bits >> 11 times 2^-53 and draws searchsorted(CDF, uniform, "right"): looked up by its
     # top bits, worked out only in the buckets a CDF value splits (a few in 65,536): the same weights.
-    top = (bits >> np.uint64(64 - _BUCKET_BITS)).astype(np.intp)
+    top = (bits >> np.uint64(64 - _BUCKET_BITS)).view(np.int64)  # below 2^16: the same numbers, not copied
     weights = _BUCKET_WEIGHT[top]
     split = np.flatnonzero(_BUCKET_SPLIT[top])
     if len(split):

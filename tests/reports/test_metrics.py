@@ -335,3 +335,22 @@ def _se_of(rates, row) -> float:
     samples = rates.samples[row["metric"]][:, first] - rates.samples[row["metric"]][:, second]
     finite = samples[np.isfinite(samples)]
     return float(np.std(finite)) if len(finite) else float("nan")
+
+
+@settings(max_examples=40, deadline=None)
+@given(table=_per_task_tables(), seed=st.integers(0, 2**16))
+def test_a_summary_is_each_metrics_own_cis(table, seed):
+    """summary_frame takes every metric's CIs in one percentile pass: the frame made metric by metric, each
+    with its own percentile_ci, to the bit (dtypes and column order too)."""
+    from reports.metrics import COUNTS, summary_frame
+    from reports.stats import percentile_ci
+
+    rates = cell_rates(table, ["arm", "group"], resamples=80, seed=seed)
+    plain = rates.cells.copy()
+    for name in rates.point:
+        lo, hi = percentile_ci(rates.samples[name])
+        plain[name], plain[f"{name}_lo"], plain[f"{name}_hi"] = rates.point[name], lo, hi
+    for count in ("probes", *COUNTS):
+        if count in plain.columns:
+            plain[count] = plain[count].astype(int)
+    pd.testing.assert_frame_equal(summary_frame(rates), plain, check_exact=True)
