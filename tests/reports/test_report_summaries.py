@@ -113,3 +113,39 @@ def test_a_pairs_value_repeated_on_its_rows_is_the_column_pandas_makes_of_the_wh
     assert column.dtype == expected.dtype
     pd.testing.assert_series_equal(column, expected, check_exact=True)
     assert [repr(v) for v in column.tolist()] == [repr(v) for v in expected.tolist()]
+
+
+_CELLS = {
+    "float": st.one_of(st.floats(allow_infinity=True, allow_nan=True), st.just(-0.0)),
+    "int": st.integers(-(2**62), 2**62),
+    "bool": st.booleans(),
+    "str": st.one_of(st.text(max_size=6), st.none()),
+    "mixed": st.one_of(st.integers(-5, 5), st.floats(allow_nan=True), st.text(max_size=3), st.none()),
+}
+
+
+@st.composite
+def _frames(draw: st.DrawFn) -> pd.DataFrame:
+    """A frame of a few columns of one kind each (floats with NaN, integers, booleans, strings with
+    missing ones, mixed objects), zero rows included."""
+    rows = draw(st.integers(0, 6))
+    kinds = draw(st.lists(st.sampled_from(sorted(_CELLS)), max_size=5))
+    frame = pd.DataFrame(
+        {f"c{i}": draw(st.lists(_CELLS[kind], min_size=rows, max_size=rows)) for i, kind in enumerate(kinds)}
+    )
+    return frame.astype({"c0": "category"}) if kinds and draw(st.booleans()) else frame
+
+
+@settings(max_examples=200, deadline=None)
+@given(_frames())
+def test_records_are_pandas_records(frame):
+    """markdown.records (report.md's rows, taken column by column) is frame.to_dict("records"): the same
+    keys, values and Python types, NaN and signed zeros included."""
+    from reports.markdown import records
+
+    ours, theirs = records(frame), frame.to_dict("records")
+    assert len(ours) == len(theirs)
+    for mine, plain in zip(ours, theirs, strict=True):
+        assert list(mine) == list(plain)
+        assert [type(v) for v in mine.values()] == [type(v) for v in plain.values()]
+        assert repr(list(mine.values())) == repr(list(plain.values()))
