@@ -140,37 +140,43 @@ class StaleChecker:
         only by being shown); and how many of those were out of date at one of those touches (their content
         being their last write's)."""
         values, names, due = self._known(task)  # due: time -> the values out of date then
+        memory = summary["memory"]
+        shown: dict[Any, bool] = {}  # touched item -> every touch so far was an injection
+        for event, item, reason in zip(memory["event"], memory["item_id"], memory["reason"], strict=True):
+            if event == "touch":
+                shown[item] = shown.get(item, True) and reason == "inject"
+        kept = [item for item, only in shown.items() if only]
+        if not values:  # a task without stale values: nothing it shows is ever out of date
+            return 0, len(kept), 0
 
         def asserts_out_of_date(text: str, t: float) -> bool:
-            if not text:
-                return False
             late = due.get(t)
             if late is None:
                 late = due[t] = [v.value for v in values if v.out_of_date(t)]
             # the text is scanned only when something is out of date at t
             return bool(late) and not self._scan(text, names).isdisjoint(late)
 
-        injections, calls, memory = summary["injections"], summary["calls"], summary["memory"]
+        injections, calls = summary["injections"], summary["calls"]
         turns = zip(injections["session_index"], injections["turn_index"], strict=True)
         blocks = dict(zip(turns, injections["block"], strict=True))  # the last injection of a turn wins
+        stale_calls = 0
         turns = zip(calls["session_index"], calls["turn_index"], strict=True)
-        stale_calls = sum(
-            asserts_out_of_date(blocks.get(turn, ""), t)
-            for turn, t in zip(turns, calls["sim_time"], strict=True)
-        )
+        for turn, t in zip(turns, calls["sim_time"], strict=True):
+            text = blocks.get(turn)
+            if text and asserts_out_of_date(text, t):
+                stale_calls += 1
+        if not kept:
+            return stale_calls, 0, 0
         content: dict[Any, str] = {}  # item -> its last write's content
-        shown: dict[Any, bool] = {}  # touched item -> every touch so far was an injection
-        touches: list[tuple[Any, float]] = []  # (item, time) of each touch
-        columns = ("event", "item_id", "content", "reason", "sim_time")
-        for event, item, text, reason, t in zip(*(memory[name] for name in columns), strict=True):
+        times: dict[Any, list[float]] = {item: [] for item in kept}  # kept item -> the times of its touches
+        columns = ("event", "item_id", "content", "sim_time")
+        for event, item, text, t in zip(*(memory[name] for name in columns), strict=True):
             if event == "write":
                 content[item] = text
-            elif event == "touch":
-                touches.append((item, t))
-                shown[item] = shown.get(item, True) and reason == "inject"
-        stale: dict[Any, bool] = {}  # item -> out of date at one of its touches (checked until it is)
-        for item, t in touches:
-            if shown[item] and not stale.get(item):
-                stale[item] = asserts_out_of_date(content.get(item) or "", t)
-        kept = [item for item, only in shown.items() if only]
-        return stale_calls, len(kept), sum(stale[item] for item in kept)
+            elif event == "touch" and item in times:
+                times[item].append(t)
+        stale = 0
+        for item, touched in times.items():
+            text = content.get(item)
+            stale += bool(text) and any(asserts_out_of_date(text, t) for t in touched)
+        return stale_calls, len(kept), stale

@@ -10,14 +10,24 @@ import json
 import shutil
 from array import array
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from reports.build import build_report
-from reports.logread import _repeated, _Values, load_runs
+from reports.logread import (
+    _PAIR,
+    _TUPLES,
+    REPORT_COLUMNS,
+    _Columns,
+    _repeated,
+    _Values,
+    load_runs,
+)
 from tasks.generate import generate
+from tasks.logschema import SUMMARY_COLUMNS
 
 
 def _strip_summaries(run: Path, out: Path) -> Path:
@@ -149,3 +159,55 @@ def test_records_are_pandas_records(frame):
         assert list(mine) == list(plain)
         assert [type(v) for v in mine.values()] == [type(v) for v in plain.values()]
         assert repr(list(mine.values())) == repr(list(plain.values()))
+
+
+# A summary column's values: one kind of value, sometimes with Nones (or lists: tuples in a frame).
+SUMMARY_VALUES = st.sampled_from(
+    [st.integers(-5, 10**12), st.floats(), st.booleans(), st.none(), LABEL, st.text(max_size=2)]
+).map(lambda kind: kind | st.none())
+
+
+@st.composite
+def family_pairs(draw: st.DrawFn) -> tuple[str, list[str] | None, list[dict[str, list[Any]]]]:
+    """A family, the columns kept of it (all, or a report's), and the pairs' summaries of it, some empty."""
+    family = draw(st.sampled_from(list(SUMMARY_COLUMNS)))
+    kept = draw(st.sampled_from([None, REPORT_COLUMNS.get(family)]))
+    kinds = {name: draw(SUMMARY_VALUES) for name in SUMMARY_COLUMNS[family]}
+    tuples = st.lists(LABEL, max_size=2)
+    summaries = []
+    for rows in draw(st.lists(st.integers(0, 4), min_size=1, max_size=8)):
+        summaries.append({
+            name: draw(st.lists(tuples if name in _TUPLES else kind, min_size=rows, max_size=rows))
+            for name, kind in kinds.items()
+        })  # fmt: skip
+    return family, kept, summaries
+
+
+@settings(max_examples=300, deadline=None)
+@given(drawn=family_pairs(), batch=st.integers(1, 6))
+def test_a_family_gathered_in_batches_is_the_frame_of_its_rows(drawn, batch):
+    """The reader holds the pairs' summaries and gathers their columns a batch of rows at a time: the frame
+    must be the one pandas makes of the plain lists of the rows (each pair's run, arm, task... repeated
+    on its rows; lists as tuples)."""
+    family, kept, summaries = drawn
+    pairs = {name: [] for name in _PAIR}
+    columns = _Columns(family, {}, pairs, kept, batch)
+    plain: dict[str, list[Any]] = {name: [] for name in columns.names}
+    for index, summary in enumerate(summaries):
+        context = {"run": index % 2, "group": "g", "category": f"c{index % 3}", "arm": "a",
+                   "task_id": f"t{index}", "lang": "en"}  # fmt: skip
+        for name, values in pairs.items():
+            values.append(context[name])
+        columns.extend(summary)
+        rows = len(summary["sim_time"])
+        for name in plain:
+            if name in _PAIR:
+                plain[name] += [context[name]] * rows
+            else:
+                plain[name] += [tuple(v) if name in _TUPLES else v for v in summary[name]]
+    # a load without rows makes no columns (an empty frame of the family's names)
+    assume(any(summary["sim_time"] for summary in summaries))
+    frame, expected = columns.frame(), pd.DataFrame(plain)
+    pd.testing.assert_frame_equal(frame, expected, check_exact=True)
+    for name in plain:
+        assert [repr(v) for v in frame[name].tolist()] == [repr(v) for v in expected[name].tolist()]
