@@ -150,7 +150,6 @@ def timeline_of(data: RunData, arm: str, task_id: str) -> Timeline:
     logread.REPORT_COLUMNS; the figure reads the items' ttl, curve, pinned and strength besides)."""
     import pandas as pd
 
-    from amnesia.config import Config
     from reports.logread import pair_summary
 
     memory, tasks = data.memory, data.tasks
@@ -162,17 +161,34 @@ def timeline_of(data: RunData, arm: str, task_id: str) -> Timeline:
     # numbers as in a frame of many pairs, where some are set (a pair's might all be None)
     events = pd.DataFrame(records).astype({"ttl": float, "strength": float})
     events = events.sort_values("sim_time", kind="stable")
-    config, defaults = data.arm_configs.get(arm, {}), Config()
+    options = decay_options(data.arm_configs.get(arm, {}))
     return Timeline(
         arm,
         task_id,
         events,
         float(pair["horizon"].max()),
-        stale_at=_config_value(config, "stale_strength") or defaults.stale_strength,
-        forgotten_at=_config_value(config, "forgotten_strength") or defaults.forgotten_strength,
-        decay_k=_config_value(config, "decay_k") or defaults.decay_k,
-        zero_at_ttl=(_config_value(config, "decay_mode") or defaults.decay_mode) == "forget",
+        stale_at=options["stale_strength"],
+        forgotten_at=options["forgotten_strength"],
+        decay_k=options["decay_k"],
+        zero_at_ttl=options["decay_mode"] == "forget",
     )
+
+
+DECAY_OPTIONS = ("stale_strength", "forgotten_strength", "decay_k", "decay_mode")
+
+
+def decay_options(config: Any) -> dict[str, Any]:
+    """The arm's DECAY_OPTIONS as the strength timeline draws with them: each found in its describe() dict,
+    else (missing, or 0, "" or None there) amnesia's default. amnesia.config (with yaml and the item and
+    safety checks: about 30 ms of the report's process, before its tables) is imported only when a default
+    is needed: an amnesia arm's configuration lists all four."""
+    found = {name: _config_value(config, name) for name in DECAY_OPTIONS}
+    if all(found.values()):
+        return found
+    from amnesia.config import Config
+
+    defaults = Config()
+    return {name: value or getattr(defaults, name) for name, value in found.items()}
 
 
 def context_calls(data: RunData) -> tuple[pd.DataFrame, pd.Series]:

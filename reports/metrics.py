@@ -157,8 +157,10 @@ def _factorize(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.Dat
     if frame.empty:
         return np.array([], dtype=int), pd.DataFrame(columns=keys)
     codes = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
-    cells = frame[keys].drop_duplicates().reset_index(drop=True)
-    return codes, cells
+    # each cell's first row (cells are numbered in order of first appearance): what drop_duplicates keeps,
+    # without hashing the keys again
+    first = np.unique(codes, return_index=True)[1]
+    return codes, frame[keys].iloc[first].reset_index(drop=True)
 
 
 @dataclass

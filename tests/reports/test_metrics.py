@@ -354,3 +354,26 @@ def test_a_summary_is_each_metrics_own_cis(table, seed):
         if count in plain.columns:
             plain[count] = plain[count].astype(int)
     pd.testing.assert_frame_equal(summary_frame(rates), plain, check_exact=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", None]), st.sampled_from([1.0, 2.0, float("nan")]), st.booleans()
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_cells_are_the_keys_without_duplicates(rows):
+    """_factorize takes each cell's first row by its number: the cells of drop_duplicates, in the same
+    order, missing keys included."""
+    from reports.metrics import _factorize
+
+    frame = pd.DataFrame(rows, columns=["k1", "k2", "k3"]).assign(value=1.0)
+    keys = ["k1", "k2", "k3"]
+    codes, cells = _factorize(frame, keys)
+    plain = frame[keys].drop_duplicates().reset_index(drop=True)
+    pd.testing.assert_frame_equal(cells, plain, check_exact=True)
+    assert codes.tolist() == frame.groupby(keys, sort=False, dropna=False).ngroup().tolist()

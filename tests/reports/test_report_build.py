@@ -7,6 +7,8 @@ from __future__ import annotations
 import filecmp
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
@@ -277,3 +279,27 @@ def test_the_loaded_tasks_are_the_tasks_the_logs_started_with(write_run, tmp_pat
     assert dict(specs) == logged and list(specs) == list(logged) and len(specs) == 4
     assert specs["harmful/drink"] is not specs["harmful/drink"]  # a fresh dict each time: callers may edit it
     assert "no/such-task" not in specs
+
+
+_OPTION_VALUES = st.one_of(
+    st.none(), st.just(0), st.just(0.0), st.just(""), st.floats(0.01, 9), st.just("rank")
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    options=st.dictionaries(st.sampled_from(figurepool.DECAY_OPTIONS), _OPTION_VALUES),
+    nested=st.booleans(),
+)
+def test_the_timelines_decay_options_are_the_arms_or_amnesias_defaults(options, nested):
+    """decay_options imports amnesia.config only when a default is needed: each option is the plain
+    `found or Config()'s`, whichever of the four the arm's configuration lists, falsy ones included."""
+    from amnesia.config import Config
+
+    config = {"arm": "x", "config": options} if nested else options
+    defaults = Config()
+    plain = {
+        name: figurepool._config_value(config, name) or getattr(defaults, name)
+        for name in figurepool.DECAY_OPTIONS
+    }
+    assert figurepool.decay_options(config) == plain
