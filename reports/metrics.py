@@ -384,7 +384,7 @@ def _mcnemar_table(
         return {}
     shared = events if events is not None else probe_events(probes)
     flags = shared.flags
-    codes = flags.groupby(others, sort=False, dropna=False).ngroup().to_numpy() if others else None
+    codes, keys = _factorize(flags, others) if others else (None, None)
     # each probe's cell of `others`, and, when `others` has group, the cell of the "all" group it is also in
     # (group and category "all", the other labels its own)
     cell = _probe_cells(shared, codes)
@@ -394,10 +394,7 @@ def _mcnemar_table(
         shared = probe_events(flags, others)
         cell = _probe_cells(shared, codes)
     arms, answered, table = shared.arms, shared.answered, shared.events
-    cells: list[tuple] = [()]
-    if codes is not None:
-        first = np.unique(codes, return_index=True)[1]
-        cells = list(flags[others].iloc[first].itertuples(index=False, name=None))
+    cells: list[tuple] = [()] if keys is None else list(keys.itertuples(index=False, name=None))
     pooled: dict[tuple, list[int]] = {}  # "all" cell -> the cells it pools
     if "group" in others:
         for position, label in enumerate(cells):
