@@ -27,6 +27,7 @@ def run_options(
     workers: int = 1,
     limit: int | None = None,
     groups: Sequence[str] = (),
+    task_ids: Sequence[str] = (),
     set_options: Sequence[str] = (),
     arm_config: Path | str | None = None,
     resume: bool = False,
@@ -53,6 +54,7 @@ def run_options(
         workers=workers,
         limit=limit,
         groups=tuple(groups),
+        task_ids=tuple(task_ids),
         resume=resume,
         overwrite=overwrite,
         progress=progress,
@@ -97,6 +99,7 @@ def run(
     workers: int = 1,
     limit: int | None = None,
     groups: Sequence[str] = (),
+    task_ids: Sequence[str] = (),
     set_options: Sequence[str] = (),
     arm_config: Path | str | None = None,
     resume: bool = False,
@@ -111,12 +114,13 @@ def run(
 ) -> Path:
     """Replay `tasks` (a file or folder) on every arm with `model`, write the run folder (logs + manifest)
     and, unless `report=False`, its report in OUT/report; return the run folder. `set_options` are
-    `arm.option=value` strings as with `--set`. An `out` that holds an earlier run's logs is refused unless
-    `resume` (continue it) or `overwrite` (replace it). `shard="i/N"` runs only shard i of N of the pairs
-    (stable hash; see runners.execute), `executor="dask"` or `"dask=ADDRESS"` runs them on a Dask cluster
-    (the `[dask]` extra). Raises `tasks.errors.BadInput` before writing anything when an input is wrong.
-    `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E] (see `replicates`) and report them
-    together."""
+    `arm.option=value` strings as with `--set`; `task_ids` selects tasks by id (as `--task-id`). An `out`
+    that holds an earlier run's logs is refused unless `resume` (continue it) or `overwrite` (replace it).
+    `shard="i/N"` runs only shard i of N of the pairs (stable hash; see runners.execute) and builds no
+    report (report the folder after all shards), `executor="dask"` or `"dask=ADDRESS"` runs them on a Dask
+    cluster (the `[dask]` extra). Raises `tasks.errors.BadInput` before writing anything when an input is
+    wrong. `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E] (see `replicates`) and report
+    them together."""
     from runners.runner import run as run_pairs
 
     options = run_options(
@@ -129,6 +133,7 @@ def run(
         workers=workers,
         limit=limit,
         groups=groups,
+        task_ids=task_ids,
         set_options=set_options,
         arm_config=arm_config,
         resume=resume,
@@ -140,7 +145,7 @@ def run(
     )
     for replicate in replicates(options, seeds, epochs):
         run_pairs(replicate)
-    if report:
+    if report and shard is None:  # a shard's report would cover a part of the pairs: report after all shards
         from reports.build import build_report
 
         build_report(options.out)

@@ -104,6 +104,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         limit_seed: Annotated[int, typer.Option(help="Seed of the --limit sample.")] = 0,
         group: Annotated[str | None, typer.Option(help="Only these groups (comma-separated).")] = None,
+        task_id: Annotated[
+            list[str] | None, typer.Option("--task-id", help="Only this task (repeatable; after --group).")
+        ] = None,
         resume: Annotated[
             bool, typer.Option(help="Skip finished (arm, task) pairs; redo unfinished ones.")
         ] = False,
@@ -161,6 +164,7 @@ def register(app: typer.Typer) -> None:
             workers=workers,
             limit=limit,
             groups=_parse_groups(group),
+            task_ids=task_id or [],
             set_options=set_ or [],
             arm_config=arm_config,
             resume=resume,
@@ -187,5 +191,7 @@ def register(app: typer.Typer) -> None:
                     f"response cache: {summary.cache_hits} hits, {summary.cache_misses} misses "
                     f"({default_cache_path()})"
                 )
-        if report:
+        if report and shard is not None:
+            typer.echo("partial shard: run `amnesia-bench report` on the run folder after all shards")
+        elif report:
             _build_report(out)

@@ -39,9 +39,11 @@ from tasks.spec import Task
 
 MANIFEST_FORMAT = 1
 # Manifest fields that must match for --resume to continue a run rather than mix two different runs.
-_RESUME_KEYS = ("seed", "epoch", "model", "arms", "budget_tokens", "tasks", "groups", "limit", "limit_seed")
+_RESUME_KEYS = (
+    "seed", "epoch", "model", "arms", "budget_tokens", "task_ids", "tasks", "groups", "limit", "limit_seed",
+)  # fmt: skip: task_ids before tasks, whose count it changes, so the message names the cause
 # What a manifest written before a key existed means by its absence.
-_RESUME_DEFAULTS = {"epoch": 0, "limit_seed": 0}
+_RESUME_DEFAULTS: dict[str, Any] = {"epoch": 0, "limit_seed": 0, "task_ids": []}
 # What a run writes into its folder (report: the report step); logs first: they are cleared by `_clear_logs`.
 _RUN_PARTS = ("logs", "work", "report")
 
@@ -57,6 +59,7 @@ class RunOptions:
     workers: int = 1
     limit: int | None = None  # a balanced, seeded sample of this many tasks (see select_tasks)
     groups: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()  # only these tasks (after `groups`; empty: every task)
     epoch: int = 0  # repetition of the same seed: folded into every pair's seed (0 = the plain seed)
     # seed of the --limit sample (not the run seed: every seed of a design gets the same tasks)
     limit_seed: int = 0
@@ -102,6 +105,19 @@ def select_tasks(tasks: list[Task], groups: tuple[str, ...], limit: int | None, 
             if task is not None and len(picked) < limit:
                 picked.add(task.id)
     return [t for t in chosen if t.id in picked]
+
+
+def tasks_with_ids(tasks: list[Task], ids: tuple[str, ...]) -> list[Task]:
+    """The tasks whose id is in `ids`, in the task set's order (all of them when `ids` is empty); an id that
+    names no task is a RunError (one line)."""
+    if not ids:
+        return tasks
+    known = {task.id for task in tasks}
+    unknown = [task_id for task_id in ids if task_id not in known]
+    if unknown:
+        raise RunError(f"--task-id: no task {unknown[0]!r} in the selected tasks (amnesia-bench list tasks)")
+    wanted = set(ids)
+    return [task for task in tasks if task.id in wanted]
 
 
 def _round_robin(lists: list[list[Task]]) -> Iterator[Task]:
@@ -156,6 +172,7 @@ def build_manifest(
             "files": files,
         },
         "groups": sorted({t.group for t in tasks}),
+        "task_ids": sorted(options.task_ids),
         "limit": options.limit,
         "limit_seed": options.limit_seed,
         "groups_left_out_by_limit": left_out or [],
@@ -269,8 +286,8 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
         raise RunError(f"--workers: expected at least 1, got {options.workers}")
     if options.epoch < 0:
         raise RunError(f"--epochs: expected at least 1 epoch, got epoch {options.epoch}")
-    if options.limit is not None and options.limit < 0:
-        raise RunError(f"--limit: expected a non-negative number, got {options.limit}")
+    if options.limit is not None and options.limit < 1:
+        raise RunError(f"--limit: expected at least 1 task, got {options.limit}")
     if options.budget_tokens < 0:
         raise RunError(f"--budget: expected a non-negative number of tokens, got {options.budget_tokens}")
     if options.resume and options.overwrite:
@@ -293,7 +310,11 @@ def _run(
     # The workers read the task files too: the parent only merges what they found (a 10^5-task set takes
     # minutes to read in one process, and the workers would wait for it).
     in_groups = select_tasks(load_tasks(options.tasks, pool.map if pool else map), options.groups, None)
+    in_groups = tasks_with_ids(in_groups, options.task_ids)
     tasks = select_tasks(in_groups, (), options.limit, options.limit_seed)
+    if options.limit is not None and options.limit > len(in_groups):
+        available = len(in_groups)
+        warn(f"--limit {options.limit}: only {available} tasks to choose from; running all {available}")
     for line in ineffective_options(options.arms, tasks):
         warn(line)
     left_out = sorted({t.group for t in in_groups} - {t.group for t in tasks})
