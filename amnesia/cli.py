@@ -25,6 +25,7 @@ import amnesia
 from amnesia import Amnesia, Config, SQLiteStore, SystemClock
 from amnesia.checks import shown
 from amnesia.cli_runner import run_app
+from amnesia.clock import Clock, FileClock
 from amnesia.config import DEFAULT_DB_PATH
 from amnesia.durations import format_duration, parse_duration
 from amnesia.errors import AmnesiaError, InvalidInput, NotFound
@@ -50,7 +51,7 @@ class CliState:
     db: Path | None
     config_file: Path | None
     as_json: bool
-    clock: SystemClock
+    clock: Clock
     create: bool = False  # --create: the database's folder may be created
 
     @contextmanager
@@ -143,12 +144,17 @@ def global_options(
     create: Annotated[
         bool, typer.Option("--create", help="Create the --db file's folder if it does not exist.")
     ] = False,
+    clock_file: Annotated[
+        Path | None,
+        typer.Option(help="Read the time (Unix seconds) from this file at every use: for tests and replays."),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
 ) -> None:
-    ctx.obj = CliState(db=db, config_file=config_file, as_json=as_json, clock=SystemClock(), create=create)
+    clock = FileClock(clock_file) if clock_file is not None else SystemClock()
+    ctx.obj = CliState(db=db, config_file=config_file, as_json=as_json, clock=clock, create=create)
 
 
 def _plug_line(state: CliState, plug: dict[str, Any]) -> str:
@@ -431,10 +437,6 @@ def mcp(
     in_memory: Annotated[
         bool, typer.Option("--in-memory", help="Keep the store in memory (gone when the server stops).")
     ] = False,
-    clock_file: Annotated[
-        Path | None,
-        typer.Option(help="Read the time (Unix seconds) from this file at every use: for tests and replays."),
-    ] = None,
 ) -> None:
     """Serve this store over MCP (tools, memory-block resource and prompt); needs the optional mcp extra."""
     state = _state(ctx)
@@ -452,7 +454,7 @@ def mcp(
         in_memory=in_memory,
         http=http,
         port=port,
-        clock_file=clock_file,
+        clock=state.clock,
     )
 
 

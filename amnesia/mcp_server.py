@@ -35,7 +35,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from amnesia.clock import Clock, FileClock, SystemClock
+from amnesia.clock import Clock, SystemClock
 from amnesia.config import Config
 from amnesia.engine import Amnesia
 from amnesia.errors import AmnesiaError, InvalidInput, one_line
@@ -362,12 +362,13 @@ def serve(
     in_memory: bool = False,
     http: bool = False,
     port: int | None = None,
-    clock_file: Path | None = None,
+    clock: Clock | None = None,
 ) -> None:
-    """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    """Run the server until the client disconnects (stdio) or the process is stopped (HTTP); `clock`: the
+    wall clock unless given (the CLI's `--clock-file`)."""
     if port is not None and not http:
         raise InvalidInput("--port: only with --http (stdio has no port)")
-    clock: Clock = FileClock(clock_file) if clock_file is not None else SystemClock()
+    clock = clock if clock is not None else SystemClock()
     engine = open_engine(db, config_file, in_memory=in_memory, clock=clock)
     memory = MemoryServer(engine)
     interval = engine.config.sweep_interval

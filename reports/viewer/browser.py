@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
@@ -26,6 +27,14 @@ FLAGS = (
     "--disable-sync",
     "--window-size=1400,1000",
 )
+
+
+def missing_browser() -> str | None:
+    """Why no browser can be started here (one line naming the Debian packages), or None when one can."""
+    absent = [path for path in (CHROMIUM, CHROMEDRIVER) if not Path(path).exists()]
+    if not absent:
+        return None
+    return f"{' and '.join(absent)} not found: apt-get install chromium chromium-driver"
 
 
 @contextmanager

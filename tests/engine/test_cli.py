@@ -1,6 +1,7 @@
-"""`dsh-memory-forget` end to end on a SQLite file in a temp dir, on the wall clock. Each call goes through
-`run` (what the console script calls) in this process with a hermetic environment; the tests about the
-process boundary (state across processes, a terminal on standard input) start a fresh process per call."""
+"""`dsh-memory-forget` end to end on a SQLite file in a temp dir, the time read from a `--clock-file` where it
+matters. Each call goes through `run` (what the console script calls) in this process with a hermetic
+environment; the tests about the process boundary (state across processes, a terminal on standard input)
+start a fresh process per call."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from contextlib import redirect_stderr, redirect_stdout
 from importlib import metadata
 from pathlib import Path
@@ -92,28 +92,58 @@ def assert_bad_input(result: subprocess.CompletedProcess[str], *fragments: str) 
         assert fragment in lines[0]
 
 
-def test_stale_fact_dies_on_schedule_and_only_its_hash_stays(cli: Cli) -> None:
-    """Seed §14 on the wall clock: lapsang (ttl 15 s) dies, oolong (600 s) lives, the audit keeps a hash."""
-    # flat curve: the item stays active until its ttl (ebbinghaus would turn it stale at 0.4 ttl).
-    old = cli.json("remember", "The verification drink is lapsang.", "--ttl", "15s", "--curve", "flat")
-    new = cli.json("remember", "The verification drink has changed to oolong.", "--ttl", "600s")
-    status = cli.json("status")
-    assert status["counts"]["active"] == 2
-    assert status["next_expiry_at"] == pytest.approx(old["expires_at"])
+class ClockFile:
+    """The time the CLI reads through `--clock-file`: the test moves it; nothing waits on the wall clock."""
 
-    time.sleep(max(0.0, old["expires_at"] - time.time()) + 0.2)
-    status = cli.json("status")
+    def __init__(self, path: Path, start: float = 1_767_225_600.0) -> None:  # 2026-01-01T00:00:00Z
+        self.path = path
+        self.now = start
+        self.path.write_text(str(start))
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        self.path.write_text(str(self.now))
+
+    def args(self) -> tuple[str, str]:
+        return ("--clock-file", str(self.path))
+
+
+@pytest.fixture
+def clock_file(tmp_path: Path) -> ClockFile:
+    return ClockFile(tmp_path / "clock")
+
+
+def test_stale_fact_dies_on_schedule_and_only_its_hash_stays(cli: Cli, clock_file: ClockFile) -> None:
+    """Seed §14 through the CLI: lapsang (ttl 15 s) dies, oolong (600 s) lives, the audit keeps a hash."""
+    at = clock_file.args()
+    # flat curve: the item stays active until its ttl (ebbinghaus would turn it stale at 0.4 ttl).
+    old = cli.json(*at, "remember", "The verification drink is lapsang.", "--ttl", "15s", "--curve", "flat")
+    new = cli.json(*at, "remember", "The verification drink has changed to oolong.", "--ttl", "600s")
+    status = cli.json(*at, "status")
+    assert status["counts"]["active"] == 2
+    assert status["next_expiry_at"] == clock_file.now + 15
+
+    clock_file.advance(14.9)
+    assert cli.json(*at, "status")["counts"]["active"] == 2  # not a moment early
+    clock_file.advance(0.2)
+    status = cli.json(*at, "status")
     assert status["counts"]["active"] == 1
     assert status["counts"]["forgotten"] == 1
-    assert [p["id"] for p in cli.json("plugs")["items"]] == [new["id"]]
+    assert [p["id"] for p in cli.json(*at, "plugs")["items"]] == [new["id"]]
 
-    entries = cli.json("audit", "--limit", "5")["entries"]
+    entries = cli.json(*at, "audit", "--limit", "5")["entries"]
     assert [(e["item_id"], e["reason"]) for e in entries] == [(old["id"], "expired")]
     assert "lapsang" not in json.dumps(entries)
-    assert "lapsang" not in cli.ok("audit")
-    matches = cli.json("audit", "--verify", "The verification drink is lapsang.")["matches"]
+    assert "lapsang" not in cli.ok(*at, "audit")
+    matches = cli.json(*at, "audit", "--verify", "The verification drink is lapsang.")["matches"]
     assert [m["item_id"] for m in matches] == [old["id"]]
-    assert cli.json("audit", "--verify", "The verification drink is oolong.")["matches"] == []
+    assert cli.json(*at, "audit", "--verify", "The verification drink is oolong.")["matches"] == []
+
+
+def test_the_clock_file_is_refused_in_one_line_when_unreadable(cli: Cli, tmp_path: Path) -> None:
+    assert_bad_input(
+        cli.run("--clock-file", str(tmp_path / "missing"), "status"), "cannot read the clock file"
+    )
 
 
 def test_remember_recall_inspect_forget_across_processes(cli_process: Cli) -> None:
@@ -173,16 +203,17 @@ def test_session_scope_promote_and_unplug(cli: Cli) -> None:
     assert [p["id"] for p in cli.json("plugs")["items"]] == [keep["id"]]
 
 
-def test_sweep_and_forget_all(cli: Cli) -> None:
-    cli.ok("remember", "Short-lived note.", "--ttl", "1s")
-    cli.ok("remember", "Long-lived note.", "--ttl", "1d")
-    time.sleep(1.2)
-    swept = cli.json("sweep")
+def test_sweep_and_forget_all(cli: Cli, clock_file: ClockFile) -> None:
+    at = clock_file.args()
+    cli.ok(*at, "remember", "Short-lived note.", "--ttl", "1s")
+    cli.ok(*at, "remember", "Long-lived note.", "--ttl", "1d")
+    clock_file.advance(1.2)
+    swept = cli.json(*at, "sweep")
     assert swept["by_reason"] == {"expired": 1}
 
-    assert_bad_input(cli.run("forget", "--all"), "--yes")
-    assert cli.json("status")["counts"]["active"] == 1  # nothing was deleted by the refused command
-    assert cli.json("forget", "--all", "--yes")["count"] == 1
+    assert_bad_input(cli.run(*at, "forget", "--all"), "--yes")
+    assert cli.json(*at, "status")["counts"]["active"] == 1  # nothing was deleted by the refused command
+    assert cli.json(*at, "forget", "--all", "--yes")["count"] == 1
 
 
 def test_restore_in_restorable_mode(cli: Cli, tmp_path: Path) -> None:

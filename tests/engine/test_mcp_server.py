@@ -114,7 +114,7 @@ def test_remember_recall_then_the_sweep_timer_forgets_on_the_injected_clock(tmp_
     db = tmp_path / "memory.db"
     clock = ClockFile(tmp_path / "clock", START)
     env = server_env(tmp_path, sweep_interval="0.05")
-    args = ["--db", str(db), "mcp", "--clock-file", str(clock.path)]
+    args = ["--db", str(db), "--clock-file", str(clock.path), "mcp"]
 
     async def scenario() -> None:
         async with stdio_session(args, env) as session:
@@ -263,7 +263,7 @@ def test_streamable_http_on_loopback(tmp_path: Path) -> None:
     [
         (["mcp", "--port", "9000"], "--port: only with --http"),
         (["--db", "x.db", "mcp", "--in-memory"], "--in-memory: the store is either in memory or at --db"),
-        (["mcp", "--in-memory", "--clock-file", "missing"], "missing: cannot read the clock file"),
+        (["--clock-file", "missing", "mcp", "--in-memory"], "missing: cannot read the clock file"),
         (["mcp", "--http", "--port", "70000"], "--port"),
     ],
 )

@@ -6,6 +6,7 @@ their differences marked. What the page shows is checked against the session log
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
-from reports.viewer.browser import chromium
+from reports.viewer.browser import chromium, missing_browser
 from reports.viewer.build import ASSETS
 from reports.viewer.transitions import stale_transitions
 
@@ -48,6 +49,12 @@ def site(run_args, small_set_tasks, write_tasks, tmp_path_factory: pytest.TempPa
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
+    """Debian's Chromium, or a skip naming what to install; with AMNESIA_REQUIRE_BROWSER=1 (CI) a failure."""
+    reason = missing_browser()
+    if reason is not None:
+        if os.environ.get("AMNESIA_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"AMNESIA_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
     with chromium() as driver:
         yield driver
 
@@ -360,3 +367,14 @@ def test_the_timeline_shows_the_tasks_tool_events_and_the_models_tool_calls(
         len(events) == 5 and "tool call memory_search(" in events[4]
     )  # the model's own call, then its result
     assert _errors(browser) == []
+
+
+def test_a_missing_browser_is_named_with_the_packages_that_bring_it(monkeypatch, tmp_path) -> None:
+    from reports.viewer import browser as module
+
+    monkeypatch.setattr(module, "CHROMEDRIVER", str(tmp_path / "chromedriver"))
+    monkeypatch.setattr(module, "CHROMIUM", str(tmp_path))  # present
+    expected = f"{tmp_path / 'chromedriver'} not found: apt-get install chromium chromium-driver"
+    assert missing_browser() == expected
+    monkeypatch.setattr(module, "CHROMEDRIVER", str(tmp_path))
+    assert missing_browser() is None
