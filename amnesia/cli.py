@@ -43,6 +43,7 @@ app = typer.Typer(
     help="Amnesia: agent memory in which every item has a shelf life (TTL, decay, audit).",
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: no `<bool>` beside every flag, brackets shown as written
 )
 
 

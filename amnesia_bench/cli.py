@@ -42,6 +42,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: no `<bool>` beside every flag, "[dask]" shown as written
 )
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from tasks.errors import BadInput
 
 
 def _describe_identity(identity: str) -> str:
@@ -49,16 +52,35 @@ def register(app: typer.Typer) -> None:
         model: Annotated[
             str | None, typer.Option(help="Only this model's answers (as `stats` names it, e.g. openai:m).")
         ] = None,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Do not ask (needed without a terminal to ask on).")
+        ] = False,
     ) -> None:
-        """Delete the cached answers (all, or one model's); the next run asks the model again."""
+        """Delete the cached answers (all, or one model's) after asking; the next run asks the model again."""
         from runners.models.cache import ResponseCache, default_cache_path
 
         path = default_cache_path()
         if not path.exists():
             typer.echo(f"{path}: no cache yet, nothing to clear")
             return
-        deleted = ResponseCache(path).clear(model)
+        cache = ResponseCache(path)
+        held = sum(entry.responses for entry in cache.entries() if model is None or entry.model == model)
+        what = f"{held} responses" + (f" of {model}" if model else "") + f" from {path}"
+        if not yes:
+            if not _interactive():
+                raise BadInput(
+                    f"cache clear: would delete {what}; pass --yes to confirm (no terminal to ask)"
+                )
+            if not typer.confirm(f"Delete {what}?"):
+                typer.echo("nothing deleted")
+                return
+        deleted = cache.clear(model)
         typer.echo(f"{path}: {deleted} responses deleted")
+
+
+def _interactive() -> bool:
+    """Whether a person can answer a question: standard input is a terminal."""
+    return sys.stdin.isatty()
 
 
 def _files(path: Path) -> list[Path]:

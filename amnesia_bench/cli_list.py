@@ -39,20 +39,23 @@ def _wrapped(text: str, indent: int) -> str:
 
 
 def arm_lines() -> list[str]:
-    """Each arm with its seed and every option's default; each variant as its base arm plus what it sets."""
-    from arms.registry import ARMS, VARIANTS, available
+    """Each arm with a one-line description, the design it reproduces and every option's default; each
+    variant with a one-line description, its base arm and what it sets."""
+    from arms.registry import ARMS, DESCRIPTIONS, VARIANTS, available
 
     width = max(len(name) for name in available()) + 2
     lines = []
     for name in available():
+        lines.append(f"{name:<{width}}{DESCRIPTIONS[name]}")
         if name in VARIANTS:
             base, options = VARIANTS[name]
-            lines.append(f"{name:<{width}}variant of {base}: {_settings(options)}")
+            lines.append(_wrapped(f"variant of {base}: {_settings(options)}", width))
             continue
         arm = ARMS.load(name)
-        seed = f"seed {arm.SEED}" if arm.SEED else "baseline"
+        # "design doc 000" (the project's design documents), not "seed": `run --seed` is the RNG seed
+        design = f"design doc {arm.SEED}" if arm.SEED.isdigit() else arm.SEED or "baseline"
         defaults = arm.option_defaults()
-        lines.append(f"{name:<{width}}{seed}; " + ("options (defaults):" if defaults else "no options"))
+        lines.append(_wrapped(f"{design}; " + ("options (defaults):" if defaults else "no options"), width))
         if defaults:
             lines.append(_wrapped(_settings(defaults), width))
     return lines
@@ -121,7 +124,7 @@ def register(app: typer.Typer) -> None:
 
     @list_app.command("arms")
     def arms_command() -> None:
-        """Every arm with its seed and its options' defaults; every variant with what it sets."""
+        """Every arm and variant in one line, then its design doc (or paper) and options' defaults."""
         for line in arm_lines():
             typer.echo(line)
 

@@ -132,11 +132,14 @@ def register(app: typer.Typer) -> None:
     def rescore_command(
         run: Annotated[Path, typer.Argument(help="Run folder whose probes are re-classified.")],
         out: Annotated[Path | None, typer.Option(help="Output run folder (default: RUN/rescored).")] = None,
+        force: Annotated[bool, typer.Option("--force", help="Replace an existing output folder.")] = False,
     ) -> None:
         """Re-classify every probe from its logged answer with current scoring; original logs stay as-is."""
         from reports.rescore import rescore_run
 
-        result = rescore_run(run, out=out)
+        replaced = force and (out if out is not None else run / "rescored").exists()
+        result = rescore_run(run, out=out, force=force)
         typer.echo(
             f"{result.changed} of {result.probes} probes changed classification; rescored run: {result.out}"
+            + (" (replaced the earlier one)" if replaced else "")
         )

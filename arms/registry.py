@@ -56,6 +56,28 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "memorybank-code-intended": ("memorybank", {"formula": "intended", "days_per_strength": 5.0}),
 }
 
+# One line per arm and variant for `amnesia-bench list arms`: what it does, in the same neutral words for all.
+DESCRIPTIONS: dict[str, str] = {
+    "no-memory": "a cold start every session: stores nothing, injects nothing",
+    "amnesia": "the Amnesia engine: every memory has a ttl and decays; forgotten ones go",
+    "full-memory": "amnesia with forgetting switched off: keeps and injects every memory",
+    "agent-managed": "the Amnesia engine, managed by the model through the amnesia_* tools",
+    "retrieval": "dsh-memory: write gate, BM25 recall, session snapshot, usage eviction",
+    "clue-folding": "full-life memory: old turns folded into token clues, recalled by match",
+    "claims": "claims with provenance, superseded by similarity; two-phase forgetting",
+    "memorybank": "MemoryBank: retention exp(-t/S), renewed on recall, daily random drops",
+    "amnesia-hard-ttl": "hard TTL (Redis EXPIRE): full strength to the deadline, no renewal",
+    "amnesia-sliding-ttl": "sliding TTL (LangGraph store): each injection restarts the ttl",
+    "amnesia-rank-decay": "decay that re-ranks and never hides (mem0): nothing forgotten by time",
+    "amnesia-keep-all-oracle-key": "keeps everything; a write replaces the memory of the same task key",
+    "amnesia-relevance": "amnesia injecting by BM25 relevance to the user message and strength",
+    "claims-oracle-key": "claims superseded by the task's key instead of by similarity",
+    "clue-folding-session-fold": "clue-folding as first built: session-end fold, recall before each call",
+    "clue-folding-strict": "clue-folding-session-fold without the session-end fold",
+    "memorybank-as-written": "memorybank with the paper's formula, 5 days per unit of strength",
+    "memorybank-code-intended": "memorybank with the formula its code intends, 5 days per unit of strength",
+}
+
 
 def resolve(name: str, overrides: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
     """(base arm name, merged options) for an arm or variant name; raises UnknownArmError."""

@@ -35,6 +35,7 @@ from reports.metrics import (
     rate_columns,
     stale_by_age,
     summary_frame,
+    with_distinct_tasks,
 )
 from reports.staging import staged_folder
 from reports.stats import DEFAULT_RESAMPLES
@@ -116,7 +117,7 @@ def tables_of(
         tables["ages"] = (ages.counts, AGE_KEYS, rate_columns(AGE_RATE))
     fine = bootstrap_tables(tables, resamples)
     groups = coarsen(fine["tasks"], ["arm", "group"], RATES)
-    summary = with_tool_calls(summary_frame(groups), data)
+    summary = with_tool_calls(with_distinct_tasks(summary_frame(groups), table), data)
     by_age = stale_by_age(data, resamples, ages=ages, fine=fine.get("ages"))
     if shown is not None:
         shown(summary, by_age)

@@ -113,6 +113,8 @@ class RunData:
 def read_manifest(run_dir: Path) -> dict[str, Any]:
     """The run folder's manifest.json, checked (ReportInputError naming the file if missing or malformed)."""
     path = run_dir / "manifest.json"
+    if not run_dir.exists():
+        raise ReportInputError(f"{run_dir}: no such file or folder")
     if not run_dir.is_dir():
         raise ReportInputError(f"{run_dir}: not a run folder")
     if not path.is_file():
@@ -434,6 +436,18 @@ def expand_run_dirs(run_dirs: Sequence[Path | str]) -> list[Path]:
     return expanded
 
 
+def _refuse_other_configs(first: RunInfo, run: RunInfo) -> None:
+    """Runs pooled in one report measure the same arms: an arm configured otherwise is another design, to be
+    compared with `compare`, not pooled (nor taken for a duplicate run)."""
+    configs, first_configs = run.manifest.get("arms", {}), first.manifest.get("arms", {})
+    for arm in sorted(set(configs) & set(first_configs)):
+        if configs[arm] != first_configs[arm]:
+            raise ReportInputError(
+                f"{run.path}/manifest.json: arms.{arm}: configured otherwise than in {first.path}; "
+                f"to compare two configurations use `amnesia-bench compare {first.path} {run.path}`"
+            )
+
+
 def _refuse_duplicates(runs: list[RunInfo]) -> None:
     """Two runs of the same task set, arms, model, seed and epoch are one measurement counted twice: pooling
     them would narrow every CI for nothing."""
@@ -486,6 +500,7 @@ def read_runs(
             raise ReportInputError(f"{run.path}/manifest.json: tasks.content_hash: differs from {first.path}")
         if set(run.manifest.get("arms", {})) != set(first.manifest.get("arms", {})):
             raise ReportInputError(f"{run.path}/manifest.json: arms: differ from {first.path}")
+        _refuse_other_configs(first, run)
     _refuse_duplicates(runs)
     shared: dict[Any, Any] = {}
     kept = columns or {}

@@ -329,6 +329,18 @@ def summarise(
     return summary_frame(cell_rates(table, by, RATES, resamples, seed))
 
 
+def with_distinct_tasks(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """`summary` (rows per arm × group, group "all" included) with `tasks` the distinct tasks of each row
+    and `task_runs` the (run, task) rows behind it: pooled seeds and epochs are repeated measures of the same
+    tasks, so with S seeds `task_runs` is S × `tasks`. `table`: the per-task table the summary was made of."""
+    rows = table[["arm", "group", "task_id"]]
+    distinct = pd.concat([rows, rows.assign(group="all")]).groupby(["arm", "group"])["task_id"].nunique()
+    keys = list(zip(summary["arm"], summary["group"], strict=True))
+    result = summary.rename(columns={"tasks": "task_runs"})
+    result.insert(list(result.columns).index("task_runs"), "tasks", [int(distinct.get(k, 0)) for k in keys])
+    return result
+
+
 # The arms every other arm is compared with, when the run has them: no memory (arm − it = the memory benefit)
 # and memory without forgetting.
 REFERENCE_ARMS = ("no-memory", "full-memory")

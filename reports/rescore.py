@@ -56,12 +56,18 @@ def _rescore_line(line: str, questions: dict[tuple[int, int], str]) -> tuple[str
     return json.dumps(record, ensure_ascii=False), True, classification != record["original_classification"]
 
 
-def rescore_run(run: Path, out: Path | None = None) -> RescoreResult:
+def rescore_run(run: Path, out: Path | None = None, force: bool = False) -> RescoreResult:
+    """Write `out` (default RUN/rescored): a copy of the run with every probe classified again. An existing
+    `out` (an earlier rescore) is replaced only with `force`."""
     run = Path(run)
     data = load_runs([run])  # strict validation first: never rescore a truncated or corrupt run
     target = Path(out) if out is not None else run / "rescored"
     if target.resolve() == run.resolve():
         raise ReportInputError(f"{target}: --out must differ from the run folder (originals are kept)")
+    if target.exists() and not force:
+        raise ReportInputError(
+            f"{target}: already exists (an earlier rescore?); pass --force to replace it, or --out NEW"
+        )
     probes = changed = 0
     with staged_folder(target, ".rescore-") as staging:
         manifest = {**data.runs[0].manifest, "rescored_from": str(run)}

@@ -169,6 +169,9 @@ def resolve_arm_specs(
         try:
             spec.build()
         except (TypeError, ValueError) as exc:
-            raise ArmConfigError(f"arm {name}: {str(exc).splitlines()[0]}") from None
+            problem = str(exc).splitlines()[0]
+            # the arms' own errors start with the arm's name already: never "arm x: x: ..."
+            where = "" if problem.startswith(f"{name}: ") else f"arm {name}: "
+            raise ArmConfigError(f"{where}{problem}") from None
         specs.append(spec)
     return specs

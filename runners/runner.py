@@ -38,10 +38,11 @@ from tasks.modelapi import Model
 from tasks.spec import Task
 
 MANIFEST_FORMAT = 1
-# Manifest fields that must match for --resume to continue a run rather than mix two different runs.
+# Manifest fields that must match for --resume to continue a run rather than mix two different runs
+# (task_ids before tasks, whose count it changes: the message names the cause).
 _RESUME_KEYS = (
     "seed", "epoch", "model", "arms", "budget_tokens", "task_ids", "tasks", "groups", "limit", "limit_seed",
-)  # fmt: skip: task_ids before tasks, whose count it changes, so the message names the cause
+)  # fmt: skip
 # What a manifest written before a key existed means by its absence.
 _RESUME_DEFAULTS: dict[str, Any] = {"epoch": 0, "limit_seed": 0, "task_ids": []}
 # What a run writes into its folder (report: the report step); logs first: they are cleared by `_clear_logs`.

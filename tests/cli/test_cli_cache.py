@@ -62,7 +62,7 @@ def test_two_endpoints_never_share_answers_and_the_run_reports_hits_and_misses(
     assert f"openai:stub-model  @ {first.base_url} (serves stub-model)" in stats.output
     assert f"openai:stub-model  @ {second.base_url} (serves stub-model)" in stats.output
 
-    cleared = CliRunner().invoke(app, ["cache", "clear"])
+    cleared = CliRunner().invoke(app, ["cache", "clear", "--yes"])
     assert cleared.exit_code == 0 and f"{2 * calls} responses deleted" in cleared.output
     assert f"{env}: 0 responses" in CliRunner().invoke(app, ["cache", "stats"]).output
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
 from amnesia_bench.cli_list import _shown
-from arms.registry import ARMS, VARIANTS, available
+from arms.registry import ARMS, DESCRIPTIONS, VARIANTS, available
 from runners.armconfig import resolve_arm_specs
 from runners.models import PROVIDERS, resolve_model
 
@@ -21,15 +21,32 @@ def _list(*args: str) -> list[str]:
     return result.output.splitlines()
 
 
-def test_every_arm_and_variant_is_listed_with_its_seed_or_base() -> None:
+def _entries(lines: list[str]) -> dict[str, list[str]]:
+    """name -> its lines: the unindented one (name and description), then its indented ones."""
+    entries: dict[str, list[str]] = {}
+    for line in lines:
+        if not line.startswith(" "):
+            entries[line.split()[0]] = [line]
+        else:
+            entries[list(entries)[-1]].append(line.strip())
+    return entries
+
+
+def test_every_arm_and_variant_is_listed_with_a_description_and_its_design_or_base() -> None:
     lines = _list("arms")
-    named = {line.split()[0] for line in lines if not line.startswith(" ")}
-    assert named == set(available())
-    by_name = {line.split()[0]: line for line in lines if not line.startswith(" ")}
-    assert "seed 000" in by_name["amnesia"] and "seed 004" in by_name["claims"]
-    assert by_name["no-memory"].split(maxsplit=1)[1] == "baseline; no options"
-    assert by_name["full-memory"].split(maxsplit=1)[1] == "variant of amnesia: auto_expire=false"
+    entries = _entries(lines)
+    assert set(entries) == set(available())
+    for name, (first, *_) in entries.items():  # one line each: the description fits beside the name
+        assert first.split(maxsplit=1)[1] == DESCRIPTIONS[name]
+    # the design documents are "design doc NNN", never "seed NNN" beside run's RNG --seed
+    assert entries["amnesia"][1] == "design doc 000; options (defaults):"
+    assert entries["claims"][1] == "design doc 004; options (defaults):"
+    assert entries["memorybank"][1] == "MemoryBank (Zhong et al. 2023); options (defaults):"
+    assert not any("seed 0" in line for line in lines)
+    assert entries["no-memory"][1:] == ["baseline; no options"]
+    assert entries["full-memory"][1:] == ["variant of amnesia: auto_expire=false"]
     assert "default_ttl=2592000.0" in " ".join(lines) and "janitor_idle=90d" in " ".join(lines)
+    assert max(len(line) for line in lines) <= 108
 
 
 @pytest.mark.parametrize("arm", sorted(ARMS.names()))
@@ -48,11 +65,12 @@ def _resolved(described: dict) -> dict:
 
 
 def test_variants_are_listed_with_exactly_the_options_they_set() -> None:
-    lines = {line.split()[0]: line for line in _list("arms") if not line.startswith(" ")}
+    entries = _entries(_list("arms"))
     for name, (base, options) in VARIANTS.items():
-        assert lines[name].split(maxsplit=1)[1].startswith(f"variant of {base}: ")
+        shown = " ".join(entries[name][1:])
+        assert shown.startswith(f"variant of {base}: ")
         for option, value in options.items():
-            assert f"{option}={_shown(value)}" in lines[name]
+            assert f"{option}={_shown(value)}" in shown
 
 
 def test_models_lists_every_provider_and_each_scripted_spec_resolves() -> None:

@@ -79,7 +79,12 @@ def test_two_seeds_pool_as_repeated_measures_of_each_task(run_dir, write_run, tm
     assert result.exit_code == 0, result.output
     summary = pd.read_csv(out / "summary.csv").set_index(["arm", "group"])
     assert summary.loc[("amnesia", "all"), "probes"] == 10
-    assert summary.loc[("amnesia", "all"), "tasks"] == 8
+    # `tasks` counts distinct tasks, `task_runs` the (seed, task) runs pooled over them
+    assert summary.loc[("amnesia", "all"), "tasks"] == 4
+    assert summary.loc[("amnesia", "all"), "task_runs"] == 8
+    assert (
+        summary.loc[("amnesia", "harmful"), "tasks"] * 2 == summary.loc[("amnesia", "harmful"), "task_runs"]
+    )
     paired = pd.read_csv(out / "paired.csv")
     # Clustered by task: two seeds of the same 4 tasks are still 4 paired tasks.
     assert set(paired["tasks"]) <= {1, 2, 3, 4} and paired["tasks"].max() == 4

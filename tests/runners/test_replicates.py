@@ -45,7 +45,8 @@ def test_seeds_and_epochs_run_into_one_folder_each_and_report_together(
     assert runner.invoke(app, run_args(tasks, plain, "--seed", "0")).exit_code == 0
     assert run_logs(out / "seed-0-epoch-0") == run_logs(plain)
     summary = pd.read_csv(out / "report" / "summary.csv").set_index(["arm", "group"])
-    assert summary.loc[("amnesia", "all"), "tasks"] == 4 * len(small_set_tasks)
+    assert summary.loc[("amnesia", "all"), "tasks"] == len(small_set_tasks)  # distinct tasks
+    assert summary.loc[("amnesia", "all"), "task_runs"] == 4 * len(small_set_tasks)  # 2 seeds x 2 epochs
     paired = pd.read_csv(out / "report" / "paired.csv")
     assert paired["tasks"].max() == len(small_set_tasks)  # clustered by task, not by (run, task)
 
