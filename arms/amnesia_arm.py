@@ -17,7 +17,8 @@ Options: any `amnesia.Config` field (e.g. `default_ttl: 7d`, `renew_on_inject: u
   strength order does not use it;
 - `ttl_policy`: how the writer's ttl becomes the stored one (`task` default, `fixed:7d`, `scaled:0.5`,
   `noisy:0.8`; see `arms.arm_options.TtlPolicy`), for the task's writes and the model's `amnesia_remember`
-  calls alike; pinned writes are never touched.
+  calls alike; pinned writes are never touched. Refused (other than `task`) with `auto_expire: false`
+  (`full-memory`): the stored ttl is never applied there.
 
 Scopes: a memory without an explicit scope is workspace-wide for the main agent and session-scoped for a
 sub-agent. The main agent sees workspace memories plus its current session's; a sub-agent sees only its own
@@ -118,6 +119,12 @@ class AmnesiaArm(ArmBase):
         if self.query_source not in QUERY_SOURCES:
             raise ArmConfigError(f"{self.name}: query: expected user|none, got {self.query_source!r}")
         self.ttl_policy = TtlPolicy.parse(self.name, options.get("ttl_policy"))
+        if self.ttl_policy.kind != "task" and not self.config.auto_expire:
+            # With forgetting off the stored ttl is never applied: the option would be logged and do nothing.
+            raise ArmConfigError(
+                f"{self.name}: option ttl_policy={options['ttl_policy']} does nothing on an arm that never "
+                "forgets (auto_expire: false)"
+            )
         self._writes = 0  # remember() calls so far in this task: the write index of the noisy ttl policy
         self._tool_writes = 0  # the model's amnesia_remember calls so far (their own noisy stream)
         self.engine: Amnesia | None = None

@@ -173,3 +173,21 @@ def test_default_policy_logs_are_byte_identical_to_task(
                 assert after["arm_config"]["options"] == {"ttl_policy": "task"}
                 before, after = {**before, "arm_config": None}, {**after, "arm_config": None}
             assert before == after
+
+
+@pytest.mark.parametrize("arm", ["full-memory", "amnesia-keep-all-oracle-key"])
+def test_a_ttl_policy_on_an_arm_that_never_forgets_is_refused(
+    arm, write_tasks, run_args, drink_task, tmp_path
+) -> None:
+    from amnesia_bench.cli import app
+
+    with pytest.raises(ArmConfigError, match=r"option ttl_policy=fixed:7d does nothing on an arm that never"):
+        create_arm(arm, {"ttl_policy": "fixed:7d"})
+    create_arm(arm, {"ttl_policy": "task"})  # the default is no change, so it is accepted
+    folder = write_tasks(tmp_path / "tasks", [drink_task])
+    result = CliRunner().invoke(
+        app, run_args(folder, tmp_path / "run", "--set", f"{arm}.ttl_policy=scaled:2", arms=arm)
+    )
+    assert result.exit_code == 2
+    (line,) = [text for text in result.output.splitlines() if "ttl_policy" in text]
+    assert "never forgets" in line and not (tmp_path / "run").exists()
