@@ -13,6 +13,27 @@ from tasks.errors import BadInput
 
 def validate(
     path: Annotated[Path, typer.Argument(help="A task file or a folder (searched recursively).")],
+    fairness: Annotated[
+        bool,
+        typer.Option(
+            "--fairness",
+            help="Also check that no arm's time rule is an oracle for the set (exit 1 if one is; "
+            "tasks/README.md, 'How the tasks are kept fair').",
+        ),
+    ] = False,
+    arms: Annotated[
+        str,
+        typer.Option(
+            help="With --fairness: comma-separated arms to check (default: every arm that forgets by ttl)."
+        ),
+    ] = "",
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="With --fairness: arm.option=value (e.g. amnesia.ttl_policy=fixed:7d)."),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(help="With --fairness: the run seed a noisy ttl policy draws from.")
+    ] = 0,
 ) -> None:
     """Check a task set; print every problem as file:line: field: problem (exit 2 if any)."""
     from tasks.load import GROUPS, read_task_set  # here: the other commands start without YAML
@@ -26,6 +47,42 @@ def validate(
     counts = Counter(task.group for task in tasks)
     by_group = ", ".join(f"{group}: {counts.get(group, 0)}" for group in GROUPS)
     typer.echo(f"{sum(counts.values())} tasks OK ({by_group})")
+    if fairness and not _fairness_report(path, tasks, arms, set_ or [], seed):
+        raise typer.Exit(code=1)
+
+
+def _fairness_report(path: Path, tasks: list, arms: str, assignments: list[str], seed: int) -> bool:
+    """Print each arm's wrong-side shares on the set; False when the set is an oracle for one of them."""
+    from arms.base import time_rule_of
+    from arms.registry import available
+    from runners.armconfig import resolve_arm_specs
+    from runners.runner import pair_seed
+    from tasks.fairness import fairness_lines, oracle_problem, value_fates
+
+    names = [name.strip() for name in arms.split(",") if name.strip()] or available()
+    specs = resolve_arm_specs(names, None, assignments)
+    rules = {spec.name: time_rule_of(spec.build()) for spec in specs}
+    untimed = [name for name, rule in rules.items() if rule is None]
+    typer.echo(
+        f"fairness of {path}: per arm, the probe values time alone puts on its wrong side "
+        "(an expected value hidden before its probe, a stale or poison value still shown)"
+    )
+    oracles = []
+    for name, rule in rules.items():
+        if rule is None:
+            continue
+        fates = value_fates(tasks, rule, lambda task_id: pair_seed(seed, task_id))
+        typer.echo(name)
+        for line in fairness_lines(rule, fates):
+            typer.echo(line)
+        oracles += [name] if oracle_problem(fates) else []
+    if untimed:
+        typer.echo(f"not checked (they do not forget by the writer's ttl): {', '.join(untimed)}")
+    if oracles:
+        typer.echo(f"fairness: the set acts as an oracle for {', '.join(oracles)} (rule: tasks/README.md)")
+        return False
+    typer.echo("fairness: no arm's time rule is an oracle for this set (rule: tasks/README.md)")
+    return True
 
 
 def generate_command(

@@ -35,12 +35,14 @@ from dataclasses import asdict, fields
 from typing import Any
 
 from amnesia import Amnesia, Config, InMemoryStore
+from amnesia.decay import forgets_by_time
 from amnesia.errors import AmnesiaError, SecretRefused
 from amnesia.tools import TOOLS, dispatch
 from amnesia.views import Injection
 from arms.arm_options import TtlPolicy
 from arms.base import ArmBase, ArmContext, MemoryContext, SessionInfo, check_tool_mode
 from tasks.errors import ArmConfigError
+from tasks.fairness import TimeRule
 from tasks.logschema import MemoryForget, MemoryRefused, MemoryTouch, MemoryWrite
 from tasks.modelapi import Message
 from tasks.spec import ForgetSpec, RememberSpec
@@ -158,6 +160,18 @@ class AmnesiaArm(ArmBase):
             "tools": self.tool_mode,
             **({} if self.query_source == "user" else {"query": self.query_source}),  # absent at the default
         }
+
+    def time_rule(self) -> TimeRule | None:
+        """The engine's cut-off under this arm's config and ttl policy; None when it never forgets by time
+        (`auto_expire: false`, or rank mode, where decay only re-orders)."""
+        if not self.config.auto_expire or not forgets_by_time(self.config):
+            return None
+        policy, default_ttl = self.ttl_policy, self.config.default_ttl
+
+        def stored_ttl(ttl: float | None, seed: int, write_index: int) -> float | None:
+            return policy.apply(ttl, default_ttl, seed=seed, write_index=write_index)
+
+        return TimeRule(self.config, stored_ttl)
 
     # --- lifecycle -------------------------------------------------------------------------------------
 

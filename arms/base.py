@@ -37,6 +37,7 @@ from tasks.errors import ArmConfigError
 from tasks.spec import AgentRole, ForgetSpec, RememberSpec, ToolEventSpec
 
 if TYPE_CHECKING:
+    from tasks.fairness import TimeRule
     from tasks.logschema import Record
     from tasks.modelapi import Message, Model
 
@@ -162,6 +163,10 @@ class ArmBase:
     def describe(self) -> dict[str, Any]:
         return {"arm": self.name, "options": dict(self.options)}
 
+    def time_rule(self) -> TimeRule | None:
+        """How the arm forgets by the writer's ttl (`tasks.fairness`), or None: it does not (the default)."""
+        return None
+
     def start_task(self, ctx: ArmContext) -> None:
         self.ctx = ctx
 
@@ -194,3 +199,11 @@ class ArmBase:
 
     def end_task(self) -> None:
         return None
+
+
+def time_rule_of(arm: Arm) -> TimeRule | None:
+    """The arm's time rule (`ArmBase.time_rule`). None for an arm not built on ArmBase, and for one whose
+    model does the writing (the task's writes, which the fairness check follows, are not applied there)."""
+    if not isinstance(arm, ArmBase) or arm.MODEL_MANAGED:
+        return None
+    return arm.time_rule()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from reports.coverage import limit_note
+from reports.fairness import oracle_lines
 from reports.logread import RunData
 from reports.metrics import PROBE_RATES
 from reports.stats import ALPHA, DEFAULT_RESAMPLES, EXACT_UP_TO, MIN_TASKS
@@ -238,6 +239,7 @@ def render(tables: ReportTables, figures: list[str], resamples: int = DEFAULT_RE
     lines = [
         "# Amnesia benchmark report",
         "",
+        *oracle_lines([run.manifest for run in data.runs]),
         *limit_note(data),
         headline(tables.paired_groups, tables.paired_categories),
         "",

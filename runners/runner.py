@@ -26,12 +26,14 @@ from typing import Any
 
 from tqdm import tqdm
 
+from arms.base import time_rule_of
 from runners.armconfig import ArmSpec, ineffective_options
 from runners.execute import Executor, execute, shard_of, worker_pool
 from runners.models import resolve_model
 from runners.models.cache import CachedModel
 from runners.replay import PairJob, derive_seed
 from tasks.errors import RunError
+from tasks.fairness import fairness_summary, value_fates
 from tasks.load import load_tasks, task_set_hash
 from tasks.logschema import is_finished, log_filename
 from tasks.modelapi import Model
@@ -178,7 +180,22 @@ def build_manifest(
         "limit_seed": options.limit_seed,
         "groups_left_out_by_limit": left_out or [],
         "argv": options.argv,
+        "fairness": fairness_by_arm(options, tasks),
     }
+
+
+def fairness_by_arm(options: RunOptions, tasks: list[Task]) -> dict[str, dict[str, Any] | None]:
+    """Per arm, how its time rule splits the selected tasks' probe values (`tasks.fairness.fairness_summary`:
+    the oracle shares every report prints); None for an arm that does not forget by the writer's ttl."""
+    found: dict[str, dict[str, Any] | None] = {}
+    for spec in options.arms:
+        rule = time_rule_of(spec.build())
+        if rule is None:
+            found[spec.name] = None
+            continue
+        fates = value_fates(tasks, rule, lambda task_id: pair_seed(options.seed, task_id, options.epoch))
+        found[spec.name] = fairness_summary(fates)
+    return found
 
 
 def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
