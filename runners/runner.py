@@ -296,6 +296,15 @@ def _ignore(line: str) -> None:
     return None
 
 
+def preflight(model: Model) -> None:
+    """The model's own check that it can answer at all (a key, a reachable server), before anything is
+    written: a run that cannot make one call fails in one line and leaves no run folder behind. Models
+    without a `preflight` method (scripted, local) need none."""
+    check = getattr(model, "preflight", None)
+    if check is not None:
+        check()
+
+
 def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummary:
     """Run (or resume) a benchmark into `options.out`; `warn(line)` hears about settings that mislead (an
     option that can change no outcome on the selected tasks)."""
@@ -312,6 +321,7 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
         raise RunError("--resume and --overwrite contradict each other: continue the run or replace it")
     executor = Executor.parse(options.executor)
     model = resolve_model(options.model)
+    preflight(model)
     pool = worker_pool(options.workers, executor)
     with pool or contextlib.nullcontext():
         return _run(options, warn, executor, model, pool, started)

@@ -186,6 +186,12 @@ class CachedModel:
         """The wrapped model's (1 when it does not say)."""
         return getattr(self.inner, "max_in_flight", 1)
 
+    def preflight(self) -> None:
+        """The wrapped model's check before a run (runners.runner.preflight), if it has one."""
+        check = getattr(self.inner, "preflight", None)
+        if check is not None:
+            check()
+
     def describe(self) -> dict:
         # The cache is transparent (same request, same answer), so a run may resume with or without it;
         # only a non-default epoch, which asks for other samples, is part of the model's identity.

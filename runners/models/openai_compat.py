@@ -131,20 +131,56 @@ class OpenAICompatModel:
         (llama.cpp's server answers any id with the model it has loaded). Asked once per process."""
         with self._identity_lock:
             if self._identity is None:
-                self._identity = {"base_url": self.settings.base_url, "served_model": self._served_model()}
+                try:
+                    listed = self._http().get("/models")
+                except httpx.HTTPError:
+                    listed = None
+                self._identity = self._identity_from(listed)
             return self._identity
 
-    def _served_model(self) -> str | list[str] | None:
-        """From `GET /models`: the requested id when the server lists it, else every id it lists (a server
-        that serves one model whatever is asked); None when the server does not say (no such route, down)."""
+    def _identity_from(self, listed: httpx.Response | None) -> dict[str, Any]:
+        return {"base_url": self.settings.base_url, "served_model": self._served_model(listed)}
+
+    def _served_model(self, listed: httpx.Response | None) -> str | list[str] | None:
+        """From the answer to `GET /models`: the requested id when the server lists it, else every id it
+        lists (a server that serves one model whatever is asked); None when the server does not say (no such
+        route, down: `listed` None)."""
+        if listed is None or not listed.is_success:
+            return None
         try:
-            response = self._http().get("/models")
-            ids = sorted(str(entry["id"]) for entry in response.json()["data"]) if response.is_success else []
-        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            ids = sorted(str(entry["id"]) for entry in listed.json()["data"])
+        except (ValueError, KeyError, TypeError):
             return None
         if not ids:
             return None
         return self.settings.model if self.settings.model in ids else ids
+
+    def preflight(self) -> None:
+        """Fail before a run starts, in one line, where every call would fail: OpenAI's own endpoint without
+        a key (ModelConfigError: bad input), a server that cannot be reached (ModelCallError: a failed
+        service, no retries: a run would retry every call), or one that refuses the key (HTTP 401/403). The
+        answer to its `GET /models` is this process's cache identity (no second request)."""
+        settings = self.settings
+        if not settings.api_key and settings.base_url == DEFAULT_BASE_URL:
+            raise ModelConfigError(
+                f"openai: no API key for {DEFAULT_BASE_URL}: set ${envopts.API_KEY} or pass --api-key "
+                "(or --base-url for a server that needs none)"
+            )
+        try:
+            listed = self._http().get("/models")
+        except httpx.TransportError as exc:
+            raise ModelCallError(
+                f"openai: {settings.base_url} unreachable ({type(exc).__name__}: {exc}); "
+                "is the server up and --base-url right?"
+            ) from None
+        if listed.status_code in (401, 403):
+            raise ModelConfigError(
+                f"openai: {settings.base_url} refused the API key (HTTP {listed.status_code}): "
+                f"check --api-key or ${envopts.API_KEY}"
+            )
+        with self._identity_lock:
+            if self._identity is None:
+                self._identity = self._identity_from(listed)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         payload = self.request_payload(request)

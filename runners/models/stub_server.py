@@ -4,7 +4,8 @@ offline demos of the `openai:` adapter: no model behind it, scripted replies.
 Each user scripts the replies: a queue of `Reply` (status, body, headers, delay) consumed one per request;
 once the queue is empty the server answers 200 with a completion echoing the last user message. It records
 every request body and header set, and the peak number of requests in flight. `GET /v1/models` lists
-`served` (404 when it is None), counted in `model_lists`, not in `requests`.
+`served` (404 when it is None), counted in `model_lists`, not in `requests`. With `api_key` set, both
+routes answer 401 to a request without that bearer key, as a server that checks keys would.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class StubServer:
         self.peak_in_flight = 0
         self.served: list[str] | None = ["stub-model"]  # what GET /v1/models lists
         self.model_lists = 0  # GET /v1/models requests answered
+        self.api_key: str | None = None  # when set, a request without `Bearer <api_key>` is answered 401
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -136,8 +138,12 @@ class StubServer:
                     "object": "list",
                     "data": [{"id": name, "object": "model"} for name in served or ()],
                 }
-                data = json.dumps(listing if found else {"error": f"no route {self.path}"}).encode()
-                self.send_response(200 if found else 404)
+                status = (401 if not self._authorized() else 200) if found else 404
+                answer = (
+                    listing if status == 200 else {"error": f"no route {self.path}" if found else "bad key"}
+                )
+                data = json.dumps(answer).encode()
+                self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
@@ -153,6 +159,8 @@ class StubServer:
                         time.sleep(reply.delay)
                     if self.path != "/v1/chat/completions":
                         reply = Reply(404, {"error": f"no route {self.path}"})
+                    elif not self._authorized():
+                        reply = Reply(401, {"error": "bad key"})
                     payload = reply.body if reply.body is not None else echo_completion(body)
                     data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                     # The request stops counting as in flight before its answer is sent: once the client has
@@ -171,6 +179,9 @@ class StubServer:
                 finally:
                     if not done:
                         stub._done()
+
+            def _authorized(self) -> bool:
+                return stub.api_key is None or self.headers.get("authorization") == f"Bearer {stub.api_key}"
 
             def log_message(self, format: str, *args: Any) -> None:
                 return None
