@@ -1,5 +1,6 @@
-"""Replay one task on one arm: a fresh arm, a simulated clock from 0, sessions at their offsets, one model
-call per user turn, every model-visible byte logged (record layout: docs/ARCHITECTURE.md, "Session logs").
+"""Replay one task on one arm: a fresh arm, a simulated clock from the task's start (`Task.start`: 0 unless
+the task states one), sessions at their offsets from it, one model call per user turn, every model-visible
+byte logged (record layout: docs/ARCHITECTURE.md, "Session logs").
 
 Seeds: the pair seed comes from (run seed, task id) through a stable hash, and each call's seed from (pair
 seed, call index), so no result depends on run order or on the number of workers. The arm is deliberately left
@@ -161,6 +162,18 @@ class _FactTimes:
         return max(times) if times else None
 
 
+class _SinceStart:
+    """The replay clock read as seconds since the task's stated start: the logs' `sim_time`
+    (docs/ARCHITECTURE.md) stays an offset from the task start, as the session offsets are, whatever calendar
+    the task states."""
+
+    def __init__(self, clock: SimulatedClock, start: float) -> None:
+        self._clock, self._start = clock, start
+
+    def now(self) -> float:
+        return self._clock.now() - self._start
+
+
 def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
     """Replay one pair into its log file (truncated first); its last record is `task_end` iff it completed.
     Returns (model calls, probes)."""
@@ -168,11 +181,12 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
     task = job.task
     if job.workdir.exists():  # left over from an interrupted attempt: the pair restarts from scratch
         shutil.rmtree(job.workdir)
-    clock = SimulatedClock(0.0)
+    clock = SimulatedClock(task.start)  # the task's calendar: arms and the engine read dates from it
+    since_start = clock if task.start == 0.0 else _SinceStart(clock, task.start)  # logs keep offsets
     arm = job.arm.build()
     fact_times = _FactTimes()
     fact_times.watch(task)
-    with LogWriter(job.log_path, arm=job.arm.name, task_id=task.id, clock=clock) as log:
+    with LogWriter(job.log_path, arm=job.arm.name, task_id=task.id, clock=since_start) as log:
         evidence = EvidenceTracker(log.write)
         ctx = ArmContext(
             task_id=task.id,
@@ -196,7 +210,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
         probes = calls = 0
         turn_ordinal = 0  # the per-call seed follows the turn, so every arm meets the same model randomness
         for session_index, session in enumerate(task.sessions):
-            clock.set(max(session.at, clock.now()))
+            clock.set(max(task.start + session.at, clock.now()))
             arm.advance_clock(clock.now())
             info = SessionInfo(session_index, f"s{session_index}", session.agent, session.at)
             log.write(
@@ -218,12 +232,12 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                 for remember in turn.remember:
                     with evidence.writing(remember):
                         arm.remember(remember)
-                    fact_times.record(remember.content, clock.now())
+                    fact_times.record(remember.content, since_start.now())
                 for event in turn.tool_events:
                     log.write(ToolEventRecord(**where, **dataclasses.asdict(event)))
                     arm.observe_tool_event(event)
                     if event.status != "open":
-                        fact_times.record(event.output, clock.now())
+                        fact_times.record(event.output, since_start.now())
                 tool_messages = tool_event_messages(turn.tool_events, f"event-{session_index}-{turn_index}")
                 context = arm.memory_context(turn.user, list(history))
                 _log_injection(log, where, context, job.budget_tokens)

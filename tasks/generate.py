@@ -17,6 +17,7 @@ import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -220,15 +221,26 @@ def _fact_multi_update(draft: _Draft) -> _Scenario:
     return _updates(draft, "fact-multi-update", sequence, subject, keyed=True)
 
 
-_UNTIL = {"en": ("Wednesday", "Thursday", "Friday"), "zh": ("周三", "周四", "周五")}
+# Every generated task states its calendar (`start`, tasks/README.md): a Monday morning, UTC, so that the
+# weekdays its text names ("frozen until Friday") are the weekdays of the replay clock.
+START = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
+WEEKDAYS = {
+    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+    "zh": ("周一", "周二", "周三", "周四", "周五", "周六", "周日"),
+}
+
+
+def weekday(lang: str, days_after_start: int) -> str:
+    """The name of the weekday `days_after_start` days after the generated tasks' `START`."""
+    return WEEKDAYS[lang][(START.weekday() + days_after_start) % 7]
 
 
 def _expired_constraint(draft: _Draft) -> _Scenario:
     rng = draft.rng
     constraint = rng.choice([c for c in CONSTRAINTS[draft.lang] if c.key not in draft.used_keys])
     draft.used_keys.add(constraint.key)
-    days = rng.randint(2, 4)  # written on a Monday, lasts until Wednesday..Friday
-    rule = constraint.rule.format(until=_UNTIL[draft.lang][days - 2])
+    days = rng.randint(2, 4)  # written at the start, lasts until the weekday 2-4 days later
+    rule = constraint.rule.format(until=weekday(draft.lang, days))
     # Usually the writer's ttl matches the rule; sometimes it is a careless default that outlives it.
     ttl = rng.choice((f"{days}d", f"{days}d", "14d", "30d"))
     remember = {
@@ -376,6 +388,7 @@ def generate(group: str, n: int, seed: int, *, ttl_noise: float = 0.0) -> list[d
                 "category": scenario.category,
                 "description": scenario.description,
                 "lang": draft.lang,
+                "start": START.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "sessions": scenario.sessions,
             }
         )

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,9 @@ KINDS = ("fact", "preference", "episode", "task-context")
 SCOPES = ("workspace", "session")
 LANGS = ("en", "zh")
 TOOL_STATUSES = ("ok", "error", "open")
+MAX_START = datetime(2999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()  # a task's latest `start`
 
-_TASK_FIELDS = {"id", "group", "category", "description", "lang", "origin", "sessions"}
+_TASK_FIELDS = {"id", "group", "category", "description", "lang", "origin", "sessions", "start"}
 _SESSION_FIELDS = {"at", "agent", "turns"}
 _TURN_FIELDS = {"user", "remember", "forget", "probe", "tool_events"}
 _TOOL_EVENT_FIELDS = {"name", "arguments", "status", "output"}
@@ -437,10 +439,11 @@ class _FileReader:
             self._string(fields["description"], f"{dot}description") if "description" in fields else None
         )
         lang = self._choice(fields["lang"], f"{dot}lang", LANGS) if "lang" in fields else None
+        start = self._start(fields["start"], f"{dot}start") if "start" in fields else 0.0
         origin = self._origin(fields["origin"], f"{dot}origin") if "origin" in fields else {}
         self._imported = bool(origin)  # probe mechanisms: MECHANISMS, or the imported dataset's labels
         sessions = self._sessions(fields["sessions"], f"{dot}sessions") if "sessions" in fields else ()
-        if len(self.errors) > before or task_id is None or group is None:
+        if len(self.errors) > before or task_id is None or group is None or start is None:
             return None
         texts = [description or ""] + [turn.user for session in sessions for turn in session.turns]
         task = Task(
@@ -450,6 +453,7 @@ class _FileReader:
             description=description or "",
             sessions=sessions,
             lang=lang or ("zh" if any(has_cjk(text) for text in texts) else "en"),
+            start=start,
             origin=origin or {},
             source_file=self.source,
             source_line=node.start_mark.line + 1,
@@ -458,6 +462,29 @@ class _FileReader:
             self._fail(node, f"{dot}sessions", "task has no probe: nothing would be measured")
             return None
         return task
+
+    def _start(self, node: yaml.Node, field: str) -> float | None:
+        """A task's stated start (`2024-03-04`, `2024-03-04T09:00:00Z`; no zone = UTC) as Unix seconds."""
+        ok, value = self._value(node, field)
+        if not ok:
+            return None
+        when = value
+        if isinstance(value, str):
+            try:
+                when = datetime.fromisoformat(value.strip())
+            except ValueError:
+                when = None
+        if isinstance(when, date) and not isinstance(when, datetime):
+            when = datetime(when.year, when.month, when.day)
+        if not isinstance(when, datetime):
+            example = "2024-03-04 or 2024-03-04T09:00:00Z"
+            self._fail(node, field, f"expected a date or date-time like {example}, got {value!r}")
+            return None
+        seconds = (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+        if not 0.0 <= seconds <= MAX_START:
+            self._fail(node, field, f"expected a start between 1970-01-01 and 2999-12-31, got {value!s}")
+            return None
+        return seconds
 
     def _origin(self, node: yaml.Node, field: str) -> dict[str, str] | None:
         """A flat mapping of strings (dataset, item, ttl policy...): where an imported task came from."""

@@ -108,6 +108,9 @@ class Task:
     description: str
     sessions: tuple[Session, ...]
     lang: str = "en"
+    # The task's calendar: Unix seconds (UTC) of its start, where the replay clock starts (session offsets and
+    # logged `sim_time` stay relative to it). 0 = 1970-01-01T00:00Z, a Thursday: tasks that state no `start`.
+    start: float = 0.0
     # where an imported task came from: dataset, item, the ttl policy its writes were given...
     origin: dict[str, str] = field(default_factory=dict, hash=False)
     source_file: str = ""
