@@ -16,20 +16,22 @@ from typer.core import TyperGroup
 from amnesia.cli_runner import run_app
 from amnesia_bench import cli_cache, cli_import, cli_list, cli_run, cli_sweep, cli_tasks
 from amnesia_bench import cli_reports as reports_cli
-from tasks.errors import HANDLED_ERRORS, HarnessError, exit_code, problems
+from tasks.errors import HANDLED_ERRORS, HarnessError, RunInterrupted, exit_code, problems
 
 
 class HarnessGroup(TyperGroup):
     """The one place where a handled error (`tasks.errors.HANDLED_ERRORS`: bad input, engine errors,
     unreadable or unwritable paths, failed services) becomes `error: ...` lines on stderr and the exit code
-    `tasks.errors.exit_code` gives (2 bad input, 1 a failed service) — for every command."""
+    `tasks.errors.exit_code` gives (2 bad input, 1 a failed service) — for every command; an interrupted run
+    (Ctrl-C) says how far it got, without `error:`, and exits 130."""
 
     def invoke(self, ctx: typer.Context) -> object:
         try:
             return super().invoke(ctx)
         except HANDLED_ERRORS as error:
+            label = "" if isinstance(error, RunInterrupted) else "error: "  # a user's stop is no error
             for line in problems(error):
-                typer.echo(f"error: {line}", err=True)
+                typer.echo(f"{label}{line}", err=True)
             if isinstance(error, HarnessError) and error.hint:
                 typer.echo(f"hint: {error.hint}", err=True)
             raise typer.Exit(code=exit_code(error)) from None

@@ -20,8 +20,11 @@ from __future__ import annotations
 import concurrent.futures
 import hashlib
 import multiprocessing
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from multiprocessing.synchronize import Event as EventType
 
 from runners.models import resolve_model
 from runners.models.cache import CachedModel
@@ -93,6 +96,45 @@ def shard_of(arm: str, task_id: str, count: int) -> int:
 
 
 _WORKER_MODELS: dict[str, Model] = {}
+# In each worker process of a `WorkerPool`: set by the parent on Ctrl-C, when the worker starts no new pair.
+_STOP: EventType | None = None
+
+
+class WorkerPool(concurrent.futures.ProcessPoolExecutor):
+    """`workers` spawned processes that leave Ctrl-C to the parent: they ignore SIGINT (a terminal sends it to
+    the whole process group) and, once the parent sets `stop`, finish the pair in hand and start no other.
+
+    Every worker is started at once, with SIGINT ignored while it starts (a started process keeps ignoring
+    it), so that a Ctrl-C during a worker's start-up cannot kill it half-imported either."""
+
+    def __init__(self, workers: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.stop = context.Event()
+        super().__init__(workers, mp_context=context, initializer=_start_worker, initargs=(self.stop,))
+        in_main_thread = threading.current_thread() is threading.main_thread()  # signal.signal's rule
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
+        try:
+            # A spawn pool starts a process per submitted job while none is idle: `workers` no-op jobs now.
+            for _ in range(workers):
+                self.submit(int)
+        finally:
+            if in_main_thread:
+                signal.signal(signal.SIGINT, handler)
+
+    def stop_workers(self) -> None:
+        """Tell the workers to start no new pair, drop the queued batches and wait for the pairs in hand."""
+        self.stop.set()
+        self.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_worker(stop: EventType) -> None:
+    global _STOP
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides (see WorkerPool)
+    _STOP = stop
+
+
+def _stopping() -> bool:
+    return _STOP is not None and _STOP.is_set()
 
 
 def _run_batch(model_spec: str, batch: list[PairJob], in_flight: int) -> Counts:
@@ -117,10 +159,13 @@ def replay_all(model: Model, batch: list[PairJob], in_flight: int = 1) -> Counts
 
 def _replayed(model: Model, batch: list[PairJob], in_flight: int) -> Iterator[tuple[int, int]]:
     if in_flight <= 1 or len(batch) <= 1:
-        yield from (replay_pair(job, model) for job in batch)
+        for job in batch:
+            if _stopping():
+                return
+            yield replay_pair(job, model)
         return
     with concurrent.futures.ThreadPoolExecutor(min(in_flight, len(batch))) as pool:
-        futures = [pool.submit(replay_pair, job, model) for job in batch]
+        futures = [pool.submit(_replay_unless_stopping, job, model) for job in batch]
         try:
             for future in concurrent.futures.as_completed(futures):
                 yield future.result()
@@ -128,6 +173,11 @@ def _replayed(model: Model, batch: list[PairJob], in_flight: int) -> Iterator[tu
             for future in futures:  # pairs not started stay unfinished, for --resume
                 future.cancel()
             raise
+
+
+def _replay_unless_stopping(job: PairJob, model: Model) -> tuple[int, int]:
+    """`replay_pair`, or nothing (0 calls, 0 probes: the pair stays unfinished) once the run is stopping."""
+    return (0, 0) if _stopping() else replay_pair(job, model)
 
 
 def _batches(jobs: list[PairJob], size: int) -> Iterator[list[PairJob]]:
@@ -140,12 +190,12 @@ def model_in_flight(model: Model) -> int:
     return max(1, int(getattr(model, "max_in_flight", 1)))
 
 
-def worker_pool(workers: int, executor: Executor) -> concurrent.futures.ProcessPoolExecutor | None:
+def worker_pool(workers: int, executor: Executor) -> WorkerPool | None:
     """The run's pool of `workers` spawned processes (None: the pairs run in this process, or on Dask). The
     runner reads the task files through it too (tasks.load.read_task_set), then hands it to `execute`."""
     if executor.kind != "processes" or workers == 1:
         return None
-    return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    return WorkerPool(workers)
 
 
 def execute(
@@ -156,7 +206,7 @@ def execute(
     workers: int,
     executor: Executor,
     done: Callable[[int], None],
-    pool: concurrent.futures.ProcessPoolExecutor | None,
+    pool: WorkerPool | None,
 ) -> Counts:
     """Replay every job; `done(n)` hears each time n more pairs have finished. `pool`: the run's
     `worker_pool` (None: in this process, or on Dask); the caller shuts it down."""
@@ -181,8 +231,9 @@ def execute(
             counts += future.result()
             done(futures[future])
     except BaseException:
-        # Stop queued batches instead of finishing them; unfinished pairs are redone by --resume.
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Stop queued batches instead of finishing them, and let the workers finish the pair in hand (a
+        # Ctrl-C then leaves every log complete or unfinished); unfinished pairs are redone by --resume.
+        pool.stop_workers()
         raise
     return counts
 

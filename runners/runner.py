@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -28,11 +27,11 @@ from tqdm import tqdm
 
 from arms.base import time_rule_of
 from runners.armconfig import ArmSpec, ineffective_options
-from runners.execute import Executor, execute, shard_of, worker_pool
+from runners.execute import Executor, WorkerPool, execute, shard_of, worker_pool
 from runners.models import resolve_model
 from runners.models.cache import CachedModel
 from runners.replay import PairJob, derive_seed
-from tasks.errors import RunError
+from tasks.errors import RunError, RunInterrupted
 from tasks.fairness import fairness_summary, value_fates
 from tasks.load import load_tasks, task_set_hash
 from tasks.logschema import is_finished, log_filename
@@ -332,7 +331,7 @@ def _run(
     warn: Callable[[str], None],
     executor: Executor,
     model: Model,
-    pool: ProcessPoolExecutor | None,
+    pool: WorkerPool | None,
     started: float,
 ) -> RunSummary:
     # The workers read the task files too: the parent only merges what they found (a 10^5-task set takes
@@ -358,18 +357,23 @@ def _run(
         index, count = options.shard
         jobs = [job for job in jobs if shard_of(job.arm.name, job.task.id, count) == index]
     pending = [job for job in jobs if not (options.resume and is_finished(job.log_path))]
-    with tqdm(
-        total=len(pending), desc="pairs", unit="pair", file=sys.stderr, disable=not options.progress
-    ) as bar:
-        counts = execute(
-            pending,
-            model,
-            options.model,
-            workers=options.workers,
-            executor=executor,
-            done=bar.update,
-            pool=pool,
-        )
+    try:
+        with tqdm(
+            total=len(pending), desc="pairs", unit="pair", file=sys.stderr, disable=not options.progress
+        ) as bar:
+            counts = execute(
+                pending,
+                model,
+                options.model,
+                workers=options.workers,
+                executor=executor,
+                done=bar.update,
+                pool=pool,
+            )
+    except KeyboardInterrupt:
+        # The workers have stopped (runners.execute): each log is complete or left for --resume.
+        finished = sum(is_finished(job.log_path) for job in jobs)
+        raise RunInterrupted(finished, len(jobs)) from None
     cached = isinstance(model, CachedModel)
     return RunSummary(
         out=options.out,

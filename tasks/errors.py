@@ -10,8 +10,9 @@ HarnessError                     every error the harness raises on purpose; one 
 │   │   └── ModelSpecError       a model spec whose provider prefix is unknown
 │   ├── RunError                 run options or the run folder (e.g. --resume on another design)
 │   └── ReportInputError         a run folder, session log or summary that a report reads
-└── ServiceError (RuntimeError)  something outside the harness failed for good  -> exit 1
-    └── ModelCallError           a model call that failed after its retries; it never becomes an answer
+├── ServiceError (RuntimeError)  something outside the harness failed for good  -> exit 1
+│   └── ModelCallError           a model call that failed after its retries; it never becomes an answer
+└── RunInterrupted               the user stopped a run (Ctrl-C); finished pairs are kept -> exit 130
 ```
 
 Engine errors (`amnesia.errors.AmnesiaError`) met while replaying are bad input too (exit 2).
@@ -26,6 +27,7 @@ from amnesia.errors import AmnesiaError
 
 EXIT_SERVICE = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process that Ctrl-C stopped
 
 
 class HarnessError(Exception):
@@ -87,13 +89,27 @@ class ModelCallError(ServiceError):
     """A model call that failed for good (retries exhausted, or not retryable)."""
 
 
+class RunInterrupted(HarnessError):
+    """The user stopped a run (Ctrl-C, SIGINT): the pairs finished so far are complete in their logs, the
+    others are left for `--resume`. Not an error of the input or of a service: the CLI prints the message as
+    it is and exits 130."""
+
+    def __init__(self, finished: int, total: int) -> None:
+        self.finished = finished
+        self.total = total
+        super().__init__(f"interrupted: {finished} of {total} pairs finished; rerun with --resume")
+
+
 # What the CLI turns into `error: ...` lines and an exit code; anything else is a bug and keeps its traceback.
 # OSError: an unreadable or unwritable path the user named (e.g. --out under a file).
 HANDLED_ERRORS: tuple[type[BaseException], ...] = (HarnessError, AmnesiaError, OSError)
 
 
 def exit_code(error: BaseException) -> int:
-    """The CLI exit code for a handled error: 1 a failed service, 2 bad input (harness, engine, path)."""
+    """The CLI exit code for a handled error: 1 a failed service, 2 bad input (harness, engine, path), 130 a
+    run the user interrupted."""
+    if isinstance(error, RunInterrupted):
+        return EXIT_INTERRUPTED
     return EXIT_SERVICE if isinstance(error, ServiceError) else EXIT_BAD_INPUT
 
 

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,34 @@ def run_cli_killed_after() -> Callable[..., int]:
                 process.wait()
         assert process.returncode in (0, -signal.SIGKILL), stderr.decode(errors="replace")[-2000:]
         return process.returncode
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def run_cli_interrupted_after() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`run_cli_interrupted_after(args, records, timeout=300) -> completed process`: run `amnesia-bench ARGS`
+    in a process group of its own; the first process (main or worker) to write its `records`-th log record
+    sends SIGINT to the whole group, as Ctrl-C in a terminal does (tests/kill_after_records.py with
+    AMNESIA_TEST_SIGNAL=INT): a deterministic point, not a timing race."""
+
+    def run(args: list[str], records: int, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        here = Path(__file__).resolve().parent
+        with tempfile.TemporaryDirectory() as scratch:
+            env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "AMNESIA_TEST_SIGNAL": "INT",
+                   "AMNESIA_TEST_SIGNAL_ONCE": str(Path(scratch) / "signalled")}  # fmt: skip
+            command = [sys.executable, str(here / "kill_after_records.py"), str(records), *args]
+            process = subprocess.Popen(
+                command, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
+            try:
+                stdout, stderr = process.communicate(timeout=timeout)
+            finally:
+                if process.poll() is None:  # hung: never leave it behind
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
     return run
 
