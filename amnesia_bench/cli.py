@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from amnesia.cli_runner import run_app
-from amnesia_bench import cli_cache, cli_import, cli_list, cli_run, cli_sweep, cli_tasks
+from amnesia_bench import cli_cache, cli_import, cli_list, cli_run, cli_score, cli_sweep, cli_tasks
 from amnesia_bench import cli_reports as reports_cli
 from tasks.errors import HANDLED_ERRORS, HarnessError, RunInterrupted, exit_code, problems
 
@@ -73,6 +73,7 @@ cli_sweep.register(app)
 reports_cli.register(app)
 cli_cache.register(app)
 cli_list.register(app)
+cli_score.register(app)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

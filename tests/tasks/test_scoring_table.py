@@ -1,16 +1,26 @@
-"""Fair scoring, as a table: answers a chat model gives (EN + ZH), with the classification each must get.
+"""Fair scoring, as tables: answers a chat model gives (EN + ZH), with the classification each must get.
 
-Covers the review points of issue 11: an `abstain` probe accepts "no longer applies" and "don't know" answers
-that assert no stale or poisoned value; the current value stated with an old one marked as past is
-`correct`; a probe's `not_asserting` phrases mark mentions that are not assertions. Every row is checked
-twice: the scorer must be deterministic."""
+The labelled corpus (`scoring_corpus.jsonl`, issue 30) holds answers written from how people answer and
+labelled by hand before the scorer was changed; the scorer must agree with it on correct vs not-correct on at
+least 97% of the cases and never call a wrong answer to an abstain probe correct. The hand tables below cover
+the review points of issue 11: an `abstain` probe accepts "no longer applies" and "don't know" answers that
+assert no stale or poisoned value; the current value stated with an old one marked as past is `correct`; a
+probe's `not_asserting` phrases mark mentions that are not assertions. Every row is checked twice: the scorer
+must be deterministic."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+from pathlib import Path
+
 import pytest
 
+from tasks.scorecases import agreement, classify_case, read_cases
 from tasks.scoring import classify
-from tasks.spec import ProbeSpec
+from tasks.spec import MECHANISMS, ProbeSpec
+
+CORPUS = Path(__file__).with_name("scoring_corpus.jsonl")
 
 ROOM = ProbeSpec(expect=("Juniper",), stale=("Aurora",))
 DRINK = ProbeSpec(expect=("oolong",), stale=("lapsang",))
@@ -105,6 +115,8 @@ QUESTION_CASES = [
     ("Yes, you can run them.", LAPSED, CAN, "correct"),
     ("No, there are no restrictions right now.", LAPSED, ANY, "correct"),
     ("Nothing is stopping you; feel free.", LAPSED, ANY, "correct"),
+    ("No.", LAPSED, ANY, "correct"),  # a bare reply, read by how the question was put
+    ("Yes.", LAPSED, CAN, "correct"),
     ("I don't see any restriction, go ahead.", LAPSED, ANY, "correct"),
     ("The staging database is not under any lock.", LAPSED, ANY, "correct"),
     ("可以，没有问题。", LAPSED_ZH, CAN_ZH, "correct"),
@@ -119,8 +131,8 @@ QUESTION_CASES = [
     ("Yes, you can, but wait for the audit to finish.", LAPSED, CAN, "wrong"),
     ("No restrictions, but you can only run them at night.", LAPSED, ANY, "wrong"),
     ("Don't run migrations today.", LAPSED, CAN, "wrong"),
-    ("No.", LAPSED, ANY, "wrong"),  # says neither: "no" means opposite things to CAN and ANY
-    ("Yes.", LAPSED, CAN, "wrong"),
+    ("No.", LAPSED, CAN, "wrong"),  # "no" means opposite things to CAN and ANY (see the right answers)
+    ("Yes.", LAPSED, ANY, "wrong"),
     ("Sure, go ahead, staging is frozen anyway.", LAPSED, CAN, "stale"),
     ("不可以，现在不能跑迁移。", LAPSED_ZH, CAN_ZH, "wrong"),
     ("等到周五之后可以。", LAPSED_ZH, CAN_ZH, "wrong"),
@@ -151,3 +163,35 @@ def test_the_table_is_large_and_bilingual() -> None:
     chinese = [answer for answer, _, _ in CASES if any("\u4e00" <= char <= "\u9fff" for char in answer)]
     assert len(CASES) >= 40 and len(chinese) >= 15
     assert {expected for _, _, expected in CASES} == {"correct", "stale", "poisoned", "abstained", "wrong"}
+
+
+def test_the_scorer_agrees_with_the_labelled_corpus() -> None:
+    cases = read_cases(CORPUS)
+    scored = [(case, classify_case(case)) for case in cases]
+    result = agreement(scored)
+    disagreeing = [
+        f"{case.line}: {case.label} -> {got}: {case.answer}" for case, got in scored if got != case.label
+    ]
+    assert result.rate_binary >= 0.97, "\n".join(disagreeing)
+    assert result.lenient_abstain == 0, "\n".join(disagreeing)
+    assert [classify_case(case) for case in cases] == [got for _, got in scored]  # deterministic
+
+
+def test_the_corpus_is_large_bilingual_and_covers_every_mechanism_and_question_kind() -> None:
+    cases = read_cases(CORPUS)
+    chinese = [case for case in cases if re.search(r"[\u4e00-\u9fff]", case.answer)]
+    assert len(cases) >= 300 and len(chinese) * 3 >= len(cases)
+    assert all(case.label and case.note for case in cases)
+    mechanisms = Counter(case.probe.mechanism for case in cases)
+    assert set(mechanisms) == set(MECHANISMS)
+    abstain_questions = {case.question for case in cases if case.probe.abstain}
+    assert any(question.startswith("Is ") for question in abstain_questions)  # a yes/no question
+    assert any(question.startswith("Can I ") for question in abstain_questions)  # a "can I" question
+    assert any(question.startswith(("Where ", "What ")) for question in abstain_questions)  # an open one
+    assert set(Counter(case.label for case in cases)) == {
+        "correct",
+        "stale",
+        "poisoned",
+        "abstained",
+        "wrong",
+    }
