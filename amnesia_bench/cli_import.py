@@ -14,7 +14,8 @@ from amnesia.durations import parse_duration
 from tasks.errors import BadInput
 
 _TTL_HELP = (
-    "The ttl WRITTEN into every imported memory (the datasets carry none): none (each arm's default), "
+    "The ttl WRITTEN into every imported memory (the datasets carry none): none (ttl: never, so no arm "
+    "forgets by time), default (no ttl: each arm's default, 30d for amnesia), "
     "fixed:<duration> (e.g. fixed:30d), or by-kind:<kind>=<duration>,... "
     "(e.g. by-kind:fact=90d,episode=14d). "
     "Not the amnesia arm's ttl_policy option, which overrides ttls at run time."

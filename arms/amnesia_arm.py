@@ -36,6 +36,7 @@ from typing import Any
 
 from amnesia import Amnesia, Config, InMemoryStore
 from amnesia.decay import forgets_by_time
+from amnesia.durations import MAX_DURATION_SECONDS
 from amnesia.errors import AmnesiaError, SecretRefused
 from amnesia.tools import TOOLS, dispatch
 from amnesia.views import Injection
@@ -45,7 +46,7 @@ from tasks.errors import ArmConfigError
 from tasks.fairness import TimeRule
 from tasks.logschema import MemoryForget, MemoryRefused, MemoryTouch, MemoryWrite
 from tasks.modelapi import Message
-from tasks.spec import ForgetSpec, RememberSpec
+from tasks.spec import NEVER, ForgetSpec, RememberSpec
 
 _ALIASES = {"ttl": "default_ttl", "curve": "default_curve", "k": "decay_k"}
 RELEVANCE_KNOBS = {
@@ -226,7 +227,7 @@ class AmnesiaArm(ArmBase):
             view = self._engine().remember(
                 spec.content,
                 kind=spec.kind,
-                **({} if ttl is None else {"ttl": ttl}),
+                **({} if ttl is None else _stored(ttl)),
                 pin=spec.pin,
                 tags=spec.tags,
                 source=spec.source,
@@ -321,6 +322,13 @@ class AmnesiaArm(ArmBase):
         if self.session is None:
             raise RuntimeError("amnesia arm: no session is open")
         return self.session
+
+
+def _stored(ttl: float) -> dict[str, Any]:
+    """The engine's ttl (and curve) for a write's stored ttl. The engine takes no ttl only with a pin, so a
+    `never` ttl is its longest one (100 years) on a flat curve: it neither decays nor expires in any replay,
+    and it ranks as full memory ranks."""
+    return {"ttl": float(MAX_DURATION_SECONDS), "curve": "flat"} if ttl == NEVER else {"ttl": ttl}
 
 
 def _finite(value: float | None) -> float | None:

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from amnesia.durations import MAX_DURATION_SECONDS, parse_duration
 from tasks.errors import ArmConfigError
+from tasks.spec import NEVER
 
 OptionsT = TypeVar("OptionsT")
 
@@ -116,10 +117,10 @@ class TtlPolicy:
     ) -> float | None:
         """The ttl to store for one non-pinned write whose writer asked for `ttl` (None = no ttl given);
         `write_index` counts the writes of `stream` (`task`: the task's writes, `tool`: the model's)."""
-        if self.kind == "task":
-            return ttl
         if self.kind == "fixed":
             return self.value
+        if self.kind == "task" or ttl == NEVER:  # a writer's `never` stays never (only `fixed` overrides it)
+            return ttl
         base = default_ttl if ttl is None else ttl
         noisy = self.kind == "noisy"
         parts = (seed, write_index) if stream == "task" else (seed, stream, write_index)  # task: as before

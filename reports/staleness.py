@@ -62,8 +62,15 @@ def _statements(task: dict[str, Any]) -> list[Statement]:
                     Statement(session["at"], len(found), spec.get("query") or "", spec.get("key"), None, True)
                 )
             for spec in turn.get("remember") or ():
+                ttl = spec.get("ttl")  # "never" (a logged `never` ttl) expires no more than an absent one
                 found.append(
-                    Statement(session["at"], len(found), spec["content"], spec.get("key"), spec.get("ttl"))
+                    Statement(
+                        session["at"],
+                        len(found),
+                        spec["content"],
+                        spec.get("key"),
+                        ttl if ttl != "never" else None,
+                    )
                 )
     return found
 

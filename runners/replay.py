@@ -39,7 +39,7 @@ from tasks.logschema import (
 )
 from tasks.modelapi import Message, Model, ModelRequest, ModelResponse
 from tasks.scoring import asserted_values, classify
-from tasks.spec import ProbeSpec, Task, ToolEventSpec
+from tasks.spec import NEVER, ProbeSpec, Task, ToolEventSpec
 
 SYSTEM_TEXT = (
     "You are a helpful assistant. Answer briefly. When a memory block is present, it lists what you remember "
@@ -128,6 +128,10 @@ def _plain(value: Any) -> Any:
         return cls(_plain(element) for element in value)
     if cls is dict:
         return {_plain(key): _plain(element) for key, element in value.items()}
+    if (
+        cls is float and value == NEVER
+    ):  # a `never` ttl: logs stay plain JSON (no Infinity), as the task file wrote it
+        return "never"
     return value
 
 

@@ -22,7 +22,17 @@ import yaml
 from amnesia.durations import parse_duration
 from amnesia.tokens import has_cjk
 from tasks.errors import TaskSetError
-from tasks.spec import MECHANISMS, ForgetSpec, ProbeSpec, RememberSpec, Session, Task, ToolEventSpec, Turn
+from tasks.spec import (
+    MECHANISMS,
+    NEVER,
+    ForgetSpec,
+    ProbeSpec,
+    RememberSpec,
+    Session,
+    Task,
+    ToolEventSpec,
+    Turn,
+)
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64  # task files nest about 8 deep; anything far deeper is hostile or broken
@@ -384,6 +394,12 @@ class _FileReader:
             self._fail(node, field, str(exc).removeprefix(f"{field}: "))
             return None
 
+    def _ttl(self, node: yaml.Node, field: str) -> float | None:
+        """A remember ttl: a duration, or `never` (NEVER: no ttl, not forgotten by time)."""
+        if isinstance(node, yaml.ScalarNode) and node.value == "never":
+            return NEVER
+        return self._duration(node, field)
+
     def _strings(self, node: yaml.Node, field: str) -> tuple[str, ...] | None:
         if not isinstance(node, yaml.SequenceNode):
             self._fail(node, field, "expected a list of strings, e.g. [a, b]")
@@ -562,7 +578,7 @@ class _FileReader:
             return None
         before = len(self.errors)
         content = self._string(fields["content"], f"{field}.content") if "content" in fields else None
-        ttl = self._duration(fields["ttl"], f"{field}.ttl") if "ttl" in fields else None
+        ttl = self._ttl(fields["ttl"], f"{field}.ttl") if "ttl" in fields else None
         kind = self._choice(fields["kind"], f"{field}.kind", KINDS) if "kind" in fields else "fact"
         pin = self._bool(fields["pin"], f"{field}.pin") if "pin" in fields else False
         tags = self._strings(fields["tags"], f"{field}.tags") if "tags" in fields else ()

@@ -6,6 +6,7 @@ reports share. Times are float seconds from the task's start.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,10 +29,15 @@ MECHANISMS: dict[str, str] = {
 }
 
 
+# A remember ttl of `never` (tasks/README.md): the memory has no ttl and is not forgotten by time (an arm's
+# ttl policy that overrides every writer, `fixed:<d>`, still replaces it).
+NEVER = math.inf
+
+
 @dataclass(frozen=True)
 class RememberSpec:
     content: str
-    ttl: float | None = None  # seconds; None = the arm's default
+    ttl: float | None = None  # seconds; None = the arm's default; NEVER = no ttl at all (`ttl: never`)
     kind: str = "fact"
     pin: bool = False
     tags: tuple[str, ...] = ()

@@ -3,7 +3,11 @@
 The **written-ttl policy** (`--ttl-policy` of `amnesia-bench import`) decides the `ttl` written into each
 imported memory, because the public datasets carry none:
 
-- `none`: no ttl is written; every arm applies its own default (the amnesia arm's `default_ttl`, 30 days);
+- `none` (the default): every memory is written with `ttl: never` — no ttl, so no arm forgets it by time
+  (the amnesia arms' 30-day `default_ttl` does not apply; an arm option that overrides every writer's ttl,
+  `ttl_policy: fixed:<d>`, still does, and arms whose forgetting never reads a ttl — memorybank's own
+  curve, retrieval's usage eviction — keep their rule);
+- `default`: no ttl is written; every arm applies its own default (the amnesia arm's `default_ttl`, 30 days);
 - `fixed:<duration>`: every memory gets that ttl (`fixed:30d`);
 - `by-kind:<kind>=<duration>,...`: by the memory's kind (`by-kind:fact=90d,episode=14d`); a kind not listed
   gets no ttl.
@@ -41,7 +45,9 @@ class WrittenTtlPolicy:
     by_kind: tuple[tuple[str, float], ...] = ()
 
     def ttl_for(self, kind: str) -> str | None:
-        """The ttl to write for a memory of `kind`, as a duration string (None = write no ttl)."""
+        """The ttl to write for a memory of `kind`: a duration string, `never`, or None (write no ttl)."""
+        if self.spec == "none":
+            return "never"
         if self.fixed is not None:
             return format_duration(self.fixed)
         seconds = dict(self.by_kind).get(kind)
@@ -49,10 +55,11 @@ class WrittenTtlPolicy:
 
 
 def parse_ttl_policy(text: str) -> WrittenTtlPolicy:
-    """`none`, `fixed:<duration>` or `by-kind:<kind>=<duration>,...` (ImportInputError naming the part)."""
+    """`none`, `default`, `fixed:<duration>` or `by-kind:<kind>=<duration>,...` (ImportInputError naming the
+    part)."""
     spec = text.strip()
-    if spec == "none":
-        return WrittenTtlPolicy("none")
+    if spec in ("none", "default"):
+        return WrittenTtlPolicy(spec)
     name, _, rest = spec.partition(":")
     try:
         if name == "fixed" and rest:
@@ -70,7 +77,8 @@ def parse_ttl_policy(text: str) -> WrittenTtlPolicy:
     except ValueError as error:
         raise ImportInputError(f"--ttl-policy: {error}") from None
     raise ImportInputError(
-        f"--ttl-policy: expected none, fixed:<duration> or by-kind:<kind>=<duration>,..., got {text!r}"
+        "--ttl-policy: expected none, default, fixed:<duration> or by-kind:<kind>=<duration>,..., "
+        f"got {text!r}"
     )
 
 

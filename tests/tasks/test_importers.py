@@ -16,6 +16,7 @@ from tasks.importers.common import ImportInputError, parse_ttl_policy
 from tasks.importers.locomo import evidence_ids, import_locomo
 from tasks.importers.longmemeval import import_longmemeval
 from tasks.load import load_tasks, task_set_hash
+from tasks.spec import NEVER
 
 NONE = parse_ttl_policy("none")
 DAY = 86_400.0
@@ -41,7 +42,7 @@ def test_locomo_folder_becomes_one_valid_task_per_conversation(tmp_path, write_l
     assert [len(session.turns) for session in task.sessions] == [1] * 7
     writes = [spec for session in task.sessions for turn in session.turns for spec in turn.remember]
     assert [spec.refs for spec in writes] == [("D1:1",), ("D1:2", "D1:3"), ("D2:1",)]
-    assert all(spec.ttl is None and spec.kind == "fact" for spec in writes)
+    assert all(spec.ttl == NEVER and spec.kind == "fact" for spec in writes)  # none: never forgotten by time
     probes = _probes(task)
     assert [p.mechanism for p in probes] == [
         "single-hop",
@@ -80,7 +81,13 @@ def test_locomo_import_is_deterministic_and_refuses_a_non_empty_out(tmp_path, wr
 
 @pytest.mark.parametrize(
     ("policy", "ttls"),
-    [("fixed:30d", {30 * DAY}), ("by-kind:fact=9d,episode=1d", {9 * DAY}), ("by-kind:episode=1d", {None})],
+    [
+        ("fixed:30d", {30 * DAY}),
+        ("by-kind:fact=9d,episode=1d", {9 * DAY}),
+        ("by-kind:episode=1d", {None}),
+        ("none", {NEVER}),
+        ("default", {None}),
+    ],
 )
 def test_written_ttl_policies(tmp_path, write_locomo, policy, ttls):
     import_locomo(write_locomo(tmp_path / "in"), tmp_path / "out", parse_ttl_policy(policy))
@@ -185,3 +192,25 @@ def test_imported_yaml_reads_as_plain_task_files(tmp_path, write_locomo):
         "answer": "Quillon",
         "evidence": ["D1:1"],
     }
+
+
+def _blocks(run, arm):
+    logs = sorted((run / "logs" / arm).glob("*.jsonl"))
+    records = [json.loads(line) for log in logs for line in log.read_text(encoding="utf-8").splitlines()]
+    return [r["block"] for r in records if r["type"] == "injection"], records
+
+
+@pytest.mark.parametrize("policy", ["none", "default"])
+def test_ttl_policy_none_means_no_arm_forgets_by_time(tmp_path, write_locomo, run_ok, policy):
+    """Imported with `none`, the amnesia arm (30-day default ttl) keeps and shows exactly what full memory
+    does; with `default` it applies its own 30-day ttl and its blocks differ (18 days in, some are stale)."""
+    import_locomo(write_locomo(tmp_path / "in"), tmp_path / "tasks", parse_ttl_policy(policy))
+    run_ok(tmp_path / "tasks", tmp_path / "run", arms="full-memory,amnesia")
+    full, _ = _blocks(tmp_path / "run", "full-memory")
+    amnesia, records = _blocks(tmp_path / "run", "amnesia")
+    ttls = {r["ttl"] for r in records if r["type"] == "memory_write"}
+    if policy == "none":
+        assert ttls == {100 * 365 * DAY} and amnesia == full  # the engine's longest ttl, flat
+        assert not [r for r in records if r["type"] == "memory_forget"]
+    else:
+        assert ttls == {30 * DAY} and amnesia != full
