@@ -438,6 +438,16 @@ def mcp(
     in_memory: Annotated[
         bool, typer.Option("--in-memory", help="Keep the store in memory (gone when the server stops).")
     ] = False,
+    owner: Annotated[
+        str | None,
+        typer.Option(help="The client is the main agent in this session: it also sees its session memories."),
+    ] = None,
+    sub_agent: Annotated[
+        bool,
+        typer.Option(
+            "--sub-agent", help="With --owner: the client is that sub-agent; it sees only its session."
+        ),
+    ] = False,
 ) -> None:
     """Serve this store over MCP (tools, memory-block resource and prompt); needs the optional mcp extra."""
     state = _state(ctx)
@@ -456,6 +466,8 @@ def mcp(
         http=http,
         port=port,
         clock=state.clock,
+        owner=owner,
+        sub_agent=sub_agent,
     )
 
 

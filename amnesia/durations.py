@@ -19,7 +19,10 @@ def parse_duration(value: str | int | float, *, field: str = "duration") -> floa
     if isinstance(value, bool):
         raise ValueError(f"{field}: expected a duration like 15s, 2h30m, 7d or 1w, got {value!r}")
     if isinstance(value, (int, float)):
-        seconds = float(value)
+        try:
+            seconds = float(value)
+        except OverflowError:  # an int past float's range (10**400): certainly over the maximum
+            raise ValueError(f"{field}: duration exceeds the 100-year maximum") from None
     elif isinstance(value, str):
         found = _string_seconds(value.strip().lower())
         if found is None:

@@ -30,6 +30,7 @@ from amnesia.audit import (
     restorable_entry,
     restore_arguments,
 )
+from amnesia.caller import Caller
 from amnesia.checks import check_choice, check_count, check_query, check_time
 from amnesia.clock import Clock, SystemClock
 from amnesia.config import Config
@@ -222,9 +223,11 @@ class Amnesia:
         all: bool = False,
         confirm: bool = False,
         reason: str = "manual",
+        caller: Caller | None = None,
     ) -> views.ForgetSummary:
         """Unplug by id, or by every given filter at once (query AND tags AND key AND scope AND owner), or
-        everything with all=True and confirm=True. The only path that removes pinned memories."""
+        everything with all=True and confirm=True. The only path that removes pinned memories. With a
+        `caller`, only what it could recall: an id it cannot see forgets nothing, as an unknown id does."""
         self._sync()
         check_choice("reason", reason, FORGET_REASONS)
         wanted = ForgetFilter.parse(id, query, tags, key, scope, owner_id, everything=all, confirm=confirm)
@@ -232,6 +235,8 @@ class Amnesia:
             targets = [self._index.items[id]] if id in self._index.items else []
         else:  # all=True with filters narrows "everything" to what matches them
             targets = self._index.matching(wanted)
+        if caller is not None:
+            targets = [item for item in targets if caller.sees(item.scope, item.owner_id)]
         ids = self._forget_items(targets, reason, self.clock.now())
         return views.ForgetSummary(len(ids), tuple(ids), reason)
 
@@ -497,14 +502,15 @@ class Amnesia:
         live = self._index.items.values()
         return [views.plug_view(i, now, self.config) for i in live if scope is None or i.scope == scope]
 
-    def status(self) -> views.StatusView:
-        """Counts per state, tokens and bytes, the next expiry, the last forgets and the last injection."""
+    def status(self, caller: Caller | None = None) -> views.StatusView:
+        """Counts per state, tokens and bytes, the next expiry, the last forgets and the last injection. With
+        a `caller`, the last forgets are only those it could see; the counts stay store-wide numbers."""
         self._sync()
         now = self.clock.now()
         strengths, _, _ = self._forget_due(now)
         recent = [
             entry.brief()
-            for entry in self.store.audit_entries(self.workspace_id, limit=RECENT_FORGETS * 2)
+            for entry in self._audit_seen_by(caller, RECENT_FORGETS * 2, None)
             if entry.reason in FORGET_REASONS
         ][:RECENT_FORGETS]
         index = self._index
@@ -517,8 +523,10 @@ class Amnesia:
             last_injection=dict(self._last_injection) if self._last_injection else None,
         )
 
-    def audit(self, limit: int | None = 20, since: float | None = None) -> list:
-        """Newest first. Entries carry a keyed content hash, never the content (unless restorable)."""
+    def audit(self, limit: int | None = 20, since: float | None = None, caller: Caller | None = None) -> list:
+        """Newest first. Entries carry a keyed content hash, never the content (unless restorable). With a
+        `caller`, only entries about memories it could have recalled, and their content only while
+        restorable mode is on."""
         self._sync()
         if limit is not None:
             check_count("limit", limit, minimum=0)
@@ -527,7 +535,24 @@ class Amnesia:
         now = self.clock.now()
         self._forget_due(now)  # an item that is due now belongs in the audit now, not after the next sweep
         self._prune_audit(now)
-        return self.store.audit_entries(self.workspace_id, limit=limit, since=since)
+        entries = self._audit_seen_by(caller, limit, since)
+        if caller is not None and not self.config.restorable:  # kept from a restorable past: not shown
+            entries = [entry._replace(content=None, restore_fields=None) for entry in entries]
+        return entries
+
+    def _audit_seen_by(self, caller: Caller | None, limit: int | None, since: float | None) -> list:
+        """The newest `limit` audit entries `caller` may see (None: all), reading the store in growing
+        pages: another agent's forgets may fill any page."""
+        if caller is None or limit is None or limit == 0:
+            entries = self.store.audit_entries(self.workspace_id, limit=limit, since=since)
+            return entries if caller is None else [e for e in entries if caller.sees(e.scope, e.owner_id)]
+        page = limit
+        while True:
+            entries = self.store.audit_entries(self.workspace_id, limit=page, since=since)
+            seen = [entry for entry in entries if caller.sees(entry.scope, entry.owner_id)]
+            if len(seen) >= limit or len(entries) < page:
+                return seen[:limit]
+            page *= 4
 
     def verify(self, text: str) -> list[AuditEntry]:
         """Forget entries whose item had exactly this content (recomputes the keyed hash)."""
@@ -575,17 +600,21 @@ class Amnesia:
             self._index.update(item)
         return views.plug_view(item, now, self.config)
 
-    def restore(self, id: str) -> views.MemoryView:
+    def restore(self, id: str, caller: Caller | None = None) -> views.MemoryView:
         """Plug a forgotten memory back in from the audit (restorable mode) as it was — content, kind, scope,
         key, source (trust), pin, tags, curve, ttl, deadline — with a new id and a fresh clock; audited. Its
-        key supersedes what now holds it; its recorded `supersedes` id is kept but retires nothing."""
+        key supersedes what now holds it; its recorded `supersedes` id is kept but retires nothing. With a
+        `caller`, only a memory it could have recalled: any other id is NotFound, as an unknown one is."""
         self._sync()
         if not self.config.restorable:
             raise NotRestorable(
                 "restore: restorable mode is off (Config.restorable=False); the content was deleted"
             )
         now = self.clock.now()
-        entry = restorable_entry(self.store.audit_for_item(self.workspace_id, id), id, now)
+        about = self.store.audit_for_item(self.workspace_id, id)
+        if caller is not None:
+            about = [entry for entry in about if caller.sees(entry.scope, entry.owner_id)]
+        entry = restorable_entry(about, id, now)
         arguments = restore_arguments(entry) | {"workspace_id": self.workspace_id, "now": now}
         view = self._plug(new_item(self.config, self._fresh_id, **arguments), None, now)
         restored = self._auditor.restored(entry, view.id, view.ttl, now)

@@ -1,11 +1,14 @@
 """`dsh-memory-forget mcp`: one store served over the Model Context Protocol (the official `mcp` SDK, 2.x).
 
 Imported only by the `mcp` subcommand: the core install does not need the SDK (`pip install
-'dsh-memory-forget[mcp]'`). One process serves one store to whoever connects, as the main agent
-(workspace memories). It offers:
+'dsh-memory-forget[mcp]'`). One process serves one store to whoever connects, as one caller fixed when it
+starts (`amnesia.caller.Caller`): the main agent (workspace memories; `--owner ID` adds session ID's) or, with
+`--sub-agent`, a sub-agent that sees only session ID's memories. Every tool, resource and the prompt keep to
+what that caller could recall. It offers:
 
 - tools: the seven `amnesia_*` tools of `amnesia.tools`, same names, descriptions and JSON schemas; a refused
-  call comes back as a tool error (`isError`) whose text is the dispatcher's one-line message;
+  call (an out-of-range value included) comes back as a tool error (`isError`) whose text is the dispatcher's
+  one-line message; the resources and the prompt check their arguments through the same validation;
 - resources: `amnesia://memory/block` (the injection block; template `amnesia://memory/block{?budget_tokens,
   query}`), `amnesia://status` and `amnesia://audit` (template `amnesia://audit{?limit}`), as JSON;
 - a prompt `amnesia_memory` (arguments `budget_tokens`, `query`) whose one user message is the block.
@@ -13,7 +16,9 @@ Imported only by the `mcp` subcommand: the core install does not need the SDK (`
 Reading the block (resource or prompt) is an injection: the host puts it in the model's context, so what it
 holds is renewed per `renew_on_inject`; the `amnesia_preview` tool is the dry run. With `sweep_interval` > 0
 in the config, a task in the server's event loop sweeps the store every `sweep_interval` seconds of wall time
-(the sweep itself reads the server's clock); with 0 there is no timer and expiry happens on reads.
+(the sweep itself reads the server's clock); with 0 there is no timer and expiry happens on reads. On stdio,
+a line the SDK cannot parse is answered with a JSON-RPC error whose id is null (-32700 for text that is not
+JSON, -32600 for JSON that is not a JSON-RPC message) instead of being dropped.
 """
 
 from __future__ import annotations
@@ -34,14 +39,18 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
+from amnesia.caller import Caller
 from amnesia.clock import Clock, SystemClock
 from amnesia.config import Config
 from amnesia.engine import Amnesia
 from amnesia.errors import AmnesiaError, InvalidInput, one_line
 from amnesia.host import inject
 from amnesia.stores import InMemoryStore, SQLiteStore
-from amnesia.tools import AUDIT_LIMIT_MAX, TOOLS, call_tool, to_json
+from amnesia.tools import AUDIT_LIMIT_MAX, TOOLS, ToolError, call_tool, to_json, validate_arguments
+from amnesia.views import Injection
 
 SERVER_NAME = "dsh-memory-forget"
 LOOPBACK = "127.0.0.1"
@@ -77,7 +86,8 @@ _RESOURCES = (  # uri, name, title, description, MIME type
         AUDIT_URI,
         "memory-audit",
         "Amnesia audit trail",
-        "The most recent forgets: id, kind, reason, time, keyed content hash.",
+        "The most recent forgets of memories this client could recall: id, kind, reason, time, keyed "
+        "content hash (the content only in restorable mode).",
         "application/json",
     ),
 )
@@ -132,10 +142,12 @@ def _whole_number(text: str, field: str, *, minimum: int, maximum: int | None = 
 
 
 class MemoryServer:
-    """The MCP face of one engine: tools, resources and a prompt over the SDK's low-level `Server`."""
+    """The MCP face of one engine: tools, resources and a prompt over the SDK's low-level `Server`, all for
+    one `caller` (default: the main agent outside any session)."""
 
-    def __init__(self, engine: Amnesia, *, log: Log = _stderr) -> None:
+    def __init__(self, engine: Amnesia, *, caller: Caller | None = None, log: Log = _stderr) -> None:
         self.engine = engine
+        self.caller = caller if caller is not None else Caller()
         self.log = log
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -165,8 +177,25 @@ class MemoryServer:
             ]
         )
 
+    def _tool(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """One tool call as this server's caller: its result or the dispatcher's error object."""
+        return call_tool(
+            self.engine,
+            name,
+            arguments,
+            owner_id=self.caller.owner_id,
+            include_workspace=self.caller.include_workspace,
+        )
+
+    def _tool_for_resource(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """A tool's result as a resource's JSON text; a refusal is the resource's one-line MCP error."""
+        result = self._tool(name, arguments)
+        if "error" in result:
+            raise _invalid(result["error"])
+        return to_json(result)
+
     async def _call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
-        result = call_tool(self.engine, params.name, params.arguments)
+        result = self._tool(params.name, params.arguments)
         if "error" in result:  # the dispatcher's refusal: a one-line message, often naming the field
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=result["error"])],
@@ -220,18 +249,17 @@ class MemoryServer:
                 budget, text = self._injection_arguments(
                     _single_values(query, ("budget_tokens", "query"), uri)
                 )
-                block = inject(self.engine, budget, query=text).block
-                return self._contents(uri, block, "text/plain")
+                return self._contents(uri, self._inject(budget, text).block, "text/plain")
             if base == STATUS_URI:
                 _single_values(query, (), uri)
-                return self._contents(uri, to_json(self.engine.status().to_dict()), "application/json")
+                return self._contents(uri, self._tool_for_resource("amnesia_status", {}), "application/json")
             if base == AUDIT_URI:
                 arguments = _single_values(query, ("limit",), uri)
                 limit = AUDIT_DEFAULT_LIMIT
                 if "limit" in arguments:
                     limit = _whole_number(arguments["limit"], "limit", minimum=1, maximum=AUDIT_LIMIT_MAX)
-                entries = [entry.to_dict() for entry in self.engine.audit(limit=limit)]
-                return self._contents(uri, to_json({"entries": entries}), "application/json")
+                audit = self._tool_for_resource("amnesia_audit", {"limit": limit})
+                return self._contents(uri, audit, "application/json")
         raise _invalid(f"unknown resource {uri!r}; resources: {BLOCK_URI}, {STATUS_URI}, {AUDIT_URI}")
 
     @staticmethod
@@ -263,7 +291,7 @@ class MemoryServer:
             budget, query = self._injection_arguments(
                 _single_values(given, ("budget_tokens", "query"), PROMPT_NAME)
             )
-            injection = inject(self.engine, budget, query=query)
+            injection = self._inject(budget, query)
         messages = (
             [types.PromptMessage(role="user", content=types.TextContent(type="text", text=injection.block))]
             if injection.block
@@ -277,10 +305,26 @@ class MemoryServer:
 
     @staticmethod
     def _injection_arguments(arguments: Mapping[str, str]) -> tuple[int | None, str | None]:
+        """The block's budget and query, checked with amnesia_preview's bounds (the same arguments)."""
         budget = arguments.get("budget_tokens")
-        return (
-            None if budget is None else _whole_number(budget, "budget_tokens", minimum=0),
-            arguments.get("query"),
+        given = {
+            "budget_tokens": None if budget is None else _whole_number(budget, "budget_tokens", minimum=0),
+            "query": arguments.get("query"),
+        }
+        try:
+            validate_arguments("amnesia_preview", {k: v for k, v in given.items() if v is not None})
+        except ToolError as refused:
+            raise _invalid(refused.message) from None
+        return given["budget_tokens"], given["query"]
+
+    def _inject(self, budget: int | None, query: str | None) -> Injection:
+        """The block this server's caller gets (an injection: it renews what it holds)."""
+        return inject(
+            self.engine,
+            budget,
+            query=query,
+            owner_id=self.caller.owner_id,
+            include_workspace=self.caller.include_workspace,
         )
 
     # ------------------------------------------------------------------ sweep timer
@@ -304,7 +348,8 @@ class MemoryServer:
         async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tasks:
             if sweep_interval > 0:
                 tasks.start_soon(self.sweep_every, sweep_interval)
-            await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
+            requests = AnsweringMalformed(read_stream, write_stream)
+            await self.server.run(requests, write_stream, self.server.create_initialization_options())
             tasks.cancel_scope.cancel()
 
     async def serve_http(self, sweep_interval: float, port: int) -> None:
@@ -328,6 +373,65 @@ class MemoryServer:
                 tasks.start_soon(self.sweep_every, sweep_interval)
             await web.serve(sockets=[listener])
             tasks.cancel_scope.cancel()
+
+
+class AnsweringMalformed:
+    """The stdio read stream, minus the lines the SDK could not parse, each answered on `replies`.
+
+    The SDK's stdio reader turns such a line into an exception on the read stream, and its server only logs
+    that at debug level: the client would wait for a reply until its own timeout. This wrapper answers it with
+    a JSON-RPC error whose id is null (the id could not be read): -32700 Parse error for text that is not
+    JSON (also a lone surrogate escape and nesting past the parser's limit), -32600 Invalid Request for JSON
+    that is not a JSON-RPC message. Everything else is passed through unchanged."""
+
+    def __init__(self, inner: Any, replies: Any) -> None:
+        self._inner = inner
+        self._replies = replies
+
+    @property
+    def last_context(self) -> Any:
+        """The sender context of the last message (the SDK's context-carrying streams have one)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._replies.send(SessionMessage(malformed_reply(item)))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> AnsweringMalformed:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> AnsweringMalformed:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def malformed_reply(error: Exception) -> types.JSONRPCError:
+    """The JSON-RPC error answering a line that did not parse as a message (`error`: why, from the SDK)."""
+    problems = error.errors() if isinstance(error, ValidationError) else []
+    not_json = not problems or problems[0]["type"] == "json_invalid"
+    why = problems[0]["msg"] if problems else one_line(error)
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=types.ErrorData(
+            code=types.PARSE_ERROR if not_json else types.INVALID_REQUEST,
+            message=("Parse error: " if not_json else "Invalid Request: ") + one_line(why)[:200],
+        ),
+    )
 
 
 @contextmanager
@@ -363,14 +467,22 @@ def serve(
     http: bool = False,
     port: int | None = None,
     clock: Clock | None = None,
+    owner: str | None = None,
+    sub_agent: bool = False,
 ) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP); `clock`: the
-    wall clock unless given (the CLI's `--clock-file`)."""
+    wall clock unless given (the CLI's `--clock-file`). The client is the main agent, in session `owner` if
+    given; with `sub_agent`, the sub-agent whose session is `owner`."""
     if port is not None and not http:
         raise InvalidInput("--port: only with --http (stdio has no port)")
+    if owner is not None and not owner.strip():
+        raise InvalidInput("--owner: expected a session id, got an empty string")
+    if sub_agent and owner is None:
+        raise InvalidInput("--sub-agent: needs --owner ID (the sub-agent's own session)")
+    caller = Caller(owner, include_workspace=not sub_agent)
     clock = clock if clock is not None else SystemClock()
     engine = open_engine(db, config_file, in_memory=in_memory, clock=clock)
-    memory = MemoryServer(engine)
+    memory = MemoryServer(engine, caller=caller)
     interval = engine.config.sweep_interval
     try:
         if http:

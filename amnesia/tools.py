@@ -3,27 +3,34 @@
 `TOOLS` is what a runner passes as `tools=` to a chat-completions call. `dispatch(engine, name, arguments)`
 runs one tool call and returns the JSON text to hand back to the model. It never raises at the model: an
 unknown tool, bad JSON, a wrong type, an unknown or missing field, or an engine refusal all come back as a
-small `{"error": "...", "field": "..."}` object (`field` only when one field is to blame). Results are small
-views (ids, counts, a few items), never the whole store.
+small `{"error": "...", "field": "..."}` object (`field` only when one field is to blame). Every value the
+model controls is bounded by the tool's JSON schema (string lengths, array sizes, number ranges) and by the
+limits below (the size of the JSON text, its nesting depth, the number of values); the MCP server validates
+through this same layer. Results are small views (ids, counts, a few items), never the whole store.
 
 The dispatcher is bound to one agent: `owner_id` is the agent's session (None for the main agent outside any
 session) and `include_workspace=False` marks a sub-agent, which writes, recalls and forgets only in its own
-session (seed §6.10). The model never chooses whose session it writes to. A host may also give the
-dispatcher a `ttl_rule`: how the ttl the model asked for becomes the stored one on a non-pinned
-`amnesia_remember` (the benchmark's `ttl_policy` arm option applies to the model's writes through it, as to
-the task's); the result the model reads shows the stored ttl.
+session (seed §6.10). Every tool keeps to what the agent could recall (`amnesia.caller.Caller`): audit,
+restore, forget and status' recent forgets included. The model never chooses whose session it writes to. A
+host may also give the dispatcher a `ttl_rule`: how the ttl the model asked for becomes the stored one on a
+non-pinned `amnesia_remember` (the benchmark's `ttl_policy` arm option applies to the model's writes through
+it, as to the task's); the result the model reads shows the stored ttl.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from amnesia.caller import Caller
 from amnesia.checks import shown
+from amnesia.durations import MAX_DURATION_SECONDS
 from amnesia.errors import AmnesiaError, one_line
-from amnesia.item import resolve_ttl
+from amnesia.item import MAX_KEY_CHARS, MAX_TAG_CHARS, MAX_TAGS, resolve_ttl
 
 if TYPE_CHECKING:
     from amnesia.engine import Amnesia
@@ -45,13 +52,32 @@ REMEMBER_RESULT_FIELDS = (
     "evicted",
 )
 AUDIT_LIMIT_MAX = 50
+# Bounds on what a model sends. The schema ones are in TOOLS (the model and MCP clients see them); these three
+# hold before the schema is consulted: a call never needs more, and past them parsing itself is the risk.
+MAX_ARGUMENTS_CHARS = 262_144  # the JSON text of one call's arguments
+MAX_DEPTH = 3  # arguments object > array > value
+MAX_VALUES = 1_000  # JSON values in one call's arguments, containers included
+MAX_CONTENT_CHARS = 65_536  # the engine's max_item_bytes (default 2048) refuses most of these anyway
+MAX_QUERY_CHARS = 4_096
+MAX_ID_CHARS = 64
+MAX_TTL_CHARS = 64
+MAX_BUDGET_TOKENS = 10_000_000
 
 _TTL = {
     "type": ["string", "number", "null"],
+    "maxLength": MAX_TTL_CHARS,
+    "maximum": MAX_DURATION_SECONDS,
     "description": "Shelf life: a duration like '15m', '2h30m', '7d', '1w', or seconds. "
     "Omit for the default; null only together with pin=true.",
 }
-_ID = {"type": "string", "minLength": 1, "description": "A memory id such as 'm-3f2a9c1b0d4e'."}
+_ID = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_ID_CHARS,
+    "description": "A memory id such as 'm-3f2a9c1b0d4e'.",
+}
+_TAGS = {"type": "array", "maxItems": MAX_TAGS, "items": {"type": "string", "maxLength": MAX_TAG_CHARS}}
+_QUERY = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
 
 
 def function_tool(
@@ -80,21 +106,23 @@ TOOLS: list[dict[str, Any]] = [
         "Remember one short fact for a limited time, only when the user asks you to. Always give a ttl. "
         "If it replaces an older fact, pass supersedes (that memory's id) or the same key.",
         {
-            "content": {"type": "string", "minLength": 1, "description": "One sentence to remember."},
+            "content": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_CONTENT_CHARS,
+                "description": "One sentence to remember.",
+            },
             "kind": {"type": "string", "enum": list(KINDS), "description": "Default 'fact'."},
             "ttl": _TTL,
             "pin": {
                 "type": "boolean",
                 "description": "Keep until explicitly forgotten (needs a user request).",
             },
-            "tags": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Labels to forget by later.",
-            },
+            "tags": {**_TAGS, "description": "Labels to forget by later."},
             "key": {
                 "type": "string",
                 "minLength": 1,
+                "maxLength": MAX_KEY_CHARS,
                 "description": "Subject; a new write retires the old one.",
             },
             "supersedes": {**_ID, "description": "Id of the memory this one replaces (it is forgotten)."},
@@ -113,16 +141,8 @@ TOOLS: list[dict[str, Any]] = [
         "everything you can see.",
         {
             "id": _ID,
-            "query": {
-                "type": "string",
-                "minLength": 1,
-                "description": "Forget memories whose content matches.",
-            },
-            "tags": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Forget memories with a tag.",
-            },
+            "query": {**_QUERY, "description": "Forget memories whose content matches."},
+            "tags": {**_TAGS, "description": "Forget memories with a tag."},
             "all": {
                 "type": "boolean",
                 "description": "Forget every memory you can see (needs confirm=true).",
@@ -137,7 +157,8 @@ TOOLS: list[dict[str, Any]] = [
     ),
     function_tool(
         "amnesia_audit",
-        "The most recent forget records (id, kind, reason, time, content hash; never the content).",
+        "The most recent forget records of memories you could see (id, kind, reason, time, content hash; "
+        "the content only in restorable mode).",
         {
             "limit": {
                 "type": "integer",
@@ -151,7 +172,7 @@ TOOLS: list[dict[str, Any]] = [
         "amnesia_recall",
         "Look up memories matching a query; every match is renewed (its shelf life restarts).",
         {
-            "query": {"type": "string", "minLength": 1, "description": "Words to look for."},
+            "query": {**_QUERY, "description": "Words to look for."},
             "limit": {
                 "type": "integer",
                 "minimum": 1,
@@ -174,10 +195,12 @@ TOOLS: list[dict[str, Any]] = [
             "budget_tokens": {
                 "type": "integer",
                 "minimum": 0,
+                "maximum": MAX_BUDGET_TOKENS,
                 "description": "Default: the configured budget.",
             },
             "query": {
                 "type": "string",
+                "maxLength": MAX_QUERY_CHARS,
                 "description": "The user's current text: ranks the block when injection_order is relevance.",
             },
         },
@@ -212,53 +235,107 @@ class ToolError(Exception):
         return {"error": self.message} | ({"field": self.field} if self.field else {})
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate: not Unicode text, cannot be stored
+
+
+def _brief(value: Any) -> str:
+    """A value as an error message may quote it: at most 40 characters of its JSON (depth already bounded)."""
+    try:
+        return json.dumps(value)[:40]
+    except ValueError:  # an integer past Python's int-to-text digit limit
+        return f"a {type(value).__name__} too large to print"
+
+
+def _check_shape(arguments: Mapping[str, Any]) -> None:
+    """Refuse arguments nested deeper than MAX_DEPTH or holding more than MAX_VALUES values, without
+    recursion (a 100,000-deep array must not exhaust the stack)."""
+    pending: list[tuple[Any, int]] = [(arguments, 1)]
+    seen = 0
+    while pending:
+        value, depth = pending.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise ToolError(f"arguments: more than {MAX_VALUES} values in one call")
+        children = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else ()
+        if children and depth >= MAX_DEPTH:
+            raise ToolError(f"arguments: nested deeper than {MAX_DEPTH} levels")
+        pending.extend((child, depth + 1) for child in children)
+
+
 def _check_value(field: str, value: Any, spec: Mapping[str, Any]) -> None:
     """Check one value against the small JSON-schema subset the tool definitions use."""
     types = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
     if not any(_JSON_TYPES[t](value) for t in types):
-        raise ToolError(f"{field}: expected {' or '.join(types)}, got {json.dumps(value)[:40]}", field)
+        raise ToolError(f"{field}: expected {' or '.join(types)}, got {_brief(value)}", field)
     if value is None:
         return
     if "enum" in spec and value not in spec["enum"]:
-        raise ToolError(
-            f"{field}: expected one of {', '.join(spec['enum'])}, got {json.dumps(value)[:40]}", field
-        )
-    if isinstance(value, str) and len(value) < spec.get("minLength", 0):
-        raise ToolError(f"{field}: must not be empty", field)
-    if "minimum" in spec and value < spec["minimum"]:
-        raise ToolError(f"{field}: must be at least {spec['minimum']}, got {value}", field)
-    if "maximum" in spec and value > spec["maximum"]:
-        raise ToolError(f"{field}: must be at most {spec['maximum']}, got {value}", field)
-    if isinstance(value, list) and "items" in spec:
+        raise ToolError(f"{field}: expected one of {', '.join(spec['enum'])}, got {_brief(value)}", field)
+    if isinstance(value, str):
+        _check_text(field, value, spec)
+    elif isinstance(value, list):
+        if len(value) > spec.get("maxItems", len(value)):
+            raise ToolError(f"{field}: at most {spec['maxItems']} items, got {len(value)}", field)
         for index, element in enumerate(value):
             _check_value(f"{field}[{index}]", element, spec["items"])
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ToolError(f"{field}: must be a finite number, got {value}", field)
+        if "minimum" in spec and value < spec["minimum"]:
+            raise ToolError(f"{field}: must be at least {spec['minimum']}, got {_brief(value)}", field)
+        if "maximum" in spec and value > spec["maximum"]:
+            raise ToolError(f"{field}: must be at most {spec['maximum']}, got {_brief(value)}", field)
+
+
+def _check_text(field: str, value: str, spec: Mapping[str, Any]) -> None:
+    if len(value) < spec.get("minLength", 0):
+        raise ToolError(f"{field}: must not be empty", field)
+    if len(value) > spec.get("maxLength", len(value)):
+        raise ToolError(f"{field}: at most {spec['maxLength']} characters, got {len(value)}", field)
+    if _SURROGATE.search(value):
+        raise ToolError(f"{field}: holds a lone surrogate (\\ud800-\\udfff), which is not text", field)
 
 
 def validate_arguments(name: str, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """Parse and check a tool call's arguments; raises ToolError naming the tool, field and value."""
+    """Parse and check a tool call's arguments; raises ToolError naming the tool, field and value. Shared by
+    the in-process dispatcher and the MCP server (its resources too): one set of bounds."""
     schema = _SCHEMAS.get(name)
     if schema is None:
-        raise ToolError(f"unknown tool {name!r}; tools: {', '.join(TOOL_NAMES)}")
+        raise ToolError(f"unknown tool {shown(str(name)[:80])}; tools: {', '.join(TOOL_NAMES)}")
     if arguments is None or arguments == "":
         arguments = {}
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            raise ToolError(f"arguments: not valid JSON ({exc.msg} at char {exc.pos})") from None
+        arguments = _parse(arguments)
     if not isinstance(arguments, Mapping):
         raise ToolError(f"arguments: expected a JSON object, got {type(arguments).__name__}")
     properties = schema["properties"]
     for field in arguments:
         if field not in properties:
             allowed = ", ".join(properties) or "none"
-            raise ToolError(f"{shown(field)}: unknown field for {name} (allowed: {allowed})", str(field))
+            label = shown(str(field)[:80])
+            raise ToolError(f"{label}: unknown field for {name} (allowed: {allowed})", label)
     for field in schema["required"]:
         if field not in arguments:
             raise ToolError(f"{field}: required by {name}", field)
+    _check_shape(arguments)
     for field, value in arguments.items():
         _check_value(field, value, properties[field])
     return dict(arguments)
+
+
+def _parse(text: str) -> Any:
+    """A call's JSON text, refused (ToolError) when over MAX_ARGUMENTS_CHARS, not JSON, too deep for the
+    parser, or holding a number past Python's digit limit."""
+    if len(text) > MAX_ARGUMENTS_CHARS:
+        raise ToolError(f"arguments: {len(text)} characters, over the {MAX_ARGUMENTS_CHARS} limit")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ToolError(f"arguments: not valid JSON ({exc.msg} at char {exc.pos})") from None
+    except RecursionError:
+        raise ToolError(f"arguments: nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # int("9" * 5000): past sys.get_int_max_str_digits
+        raise ToolError(f"arguments: not valid JSON ({one_line(exc)[:80]})") from None
 
 
 TtlRule = Callable[[float | None], float | None]  # requested ttl (seconds; None: not given) -> stored ttl
@@ -266,9 +343,16 @@ TtlRule = Callable[[float | None], float | None]  # requested ttl (seconds; None
 
 @dataclass(frozen=True)
 class _Agent:
-    owner_id: str | None
-    include_workspace: bool
+    caller: Caller  # whose memories the tools reach
     ttl_rule: TtlRule | None = None  # the host's rule for the ttl of a non-pinned write (None: as asked)
+
+    @property
+    def owner_id(self) -> str | None:
+        return self.caller.owner_id
+
+    @property
+    def include_workspace(self) -> bool:
+        return self.caller.include_workspace
 
     @property
     def is_sub_agent(self) -> bool:
@@ -314,25 +398,25 @@ def _forget(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, A
         raise ToolError("forget needs one of id, query, tags or all=true")
     if forget_all and not args.get("confirm"):
         raise ToolError("confirm: all=true forgets everything and needs confirm=true", "confirm")
-    filters: dict[str, Any] = {"query": args.get("query"), "tags": args.get("tags")}
-    if agent.is_sub_agent:
-        # A sub-agent reaches only its own session: "all" narrows to that session, an id must belong to it.
-        filters |= {"scope": "session", "owner_id": agent.owner_id}
-        detail = engine.inspect(args["id"]) if "id" in args else None
-        if detail is not None and (detail.scope, detail.owner_id) != ("session", agent.owner_id):
-            raise ToolError("id: not one of this sub-agent's session memories", "id")
+    # Only what this agent could recall: "all" narrows to it, an id it cannot see forgets nothing.
     summary = engine.forget(
-        args.get("id"), all=forget_all, confirm=args.get("confirm", False), reason="manual", **filters
+        args.get("id"),
+        query=args.get("query"),
+        tags=args.get("tags"),
+        all=forget_all,
+        confirm=args.get("confirm", False),
+        reason="manual",
+        caller=agent.caller,
     )
     return summary.to_dict()
 
 
 def _status(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
-    return engine.status().to_dict()
+    return engine.status(agent.caller).to_dict()
 
 
 def _audit(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
-    entries = engine.audit(limit=args.get("limit", 10))
+    entries = engine.audit(limit=args.get("limit", 10), caller=agent.caller)
     return {"entries": [entry.to_dict() for entry in entries]}
 
 
@@ -347,7 +431,7 @@ def _recall(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, A
 
 
 def _restore(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
-    return engine.restore(args["id"]).to_dict()
+    return engine.restore(args["id"], agent.caller).to_dict()
 
 
 def _preview(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
@@ -385,7 +469,7 @@ def call_tool(
     gave none) into the ttl stored (None: the engine's default)."""
     try:
         args = validate_arguments(name, arguments)
-        return _HANDLERS[name](engine, args, _Agent(owner_id, include_workspace, ttl_rule))
+        return _HANDLERS[name](engine, args, _Agent(Caller(owner_id, include_workspace), ttl_rule))
     except ToolError as exc:
         return exc.to_dict()
     except (AmnesiaError, ValueError) as exc:

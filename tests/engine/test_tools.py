@@ -208,7 +208,10 @@ def test_a_sub_agent_writes_reads_and_forgets_only_its_own_session() -> None:
     assert [i["id"] for i in call(engine, "amnesia_recall", {"query": "release"}, **sub)["items"]] == [
         note["id"]
     ]
-    assert call(engine, "amnesia_forget", {"id": main_item["id"]}, **sub)["field"] == "id"
+    # an id it cannot see is answered as an unknown one: nothing forgotten, nothing revealed
+    unseen = call(engine, "amnesia_forget", {"id": main_item["id"]}, **sub)
+    assert unseen == call(engine, "amnesia_forget", {"id": "m-000000000000"}, **sub)
+    assert unseen["count"] == 0
     assert call(engine, "amnesia_forget", {"all": True, "confirm": True}, **sub)["ids"] == [note["id"]]
     assert engine.inspect(main_item["id"]) is not None
 
