@@ -239,9 +239,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate: not Unicode text
 
 
 def _brief(value: Any) -> str:
-    """A value as an error message may quote it: at most 40 characters of its JSON (depth already bounded)."""
+    """A value as an error message may quote it: at most 40 characters of its JSON, "..." marking a cut
+    (its depth is already bounded)."""
     try:
-        return json.dumps(value)[:40]
+        text = json.dumps(value)
+        return text if len(text) <= 40 else text[:40] + "..."
     except ValueError:  # an integer past Python's int-to-text digit limit
         return f"a {type(value).__name__} too large to print"
 
