@@ -22,7 +22,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from amnesia import Amnesia, InMemoryStore, SQLiteStore
+from amnesia import Amnesia, Config, InMemoryStore, SQLiteStore
 from amnesia.cli import run
 from amnesia.tools import TOOL_NAMES, TOOLS, call_tool
 
@@ -298,3 +298,177 @@ def test_the_core_install_never_imports_the_sdk() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# ---- scope walls: each scope config reaches only what it could recall --------------------------------------
+
+PLACES = {
+    "workspace": ("workspace", None),
+    "s1": ("session", "s1"),
+    "s2": ("session", "s2"),
+    "s3": ("session", "s3"),
+}
+SCOPE_CONFIGS = {  # kind -> (mcp flags, the places its client could recall)
+    "main": ([], {"workspace"}),
+    "main-in-session": (["--owner", "s1"], {"workspace", "s1"}),
+    "sub-agent": (["--owner", "s2", "--sub-agent"], {"s2"}),
+}
+
+
+def assert_only(text: str, seen: set[str]) -> None:
+    leaked = [place for place in PLACES if place not in seen and f"{place}-marker" in text]
+    assert not leaked, (leaked, text[:300])
+
+
+@pytest.mark.parametrize("kind", sorted(SCOPE_CONFIGS))
+def test_each_scope_config_audits_restores_and_forgets_only_what_it_could_recall(
+    kind: str, tmp_path: Path
+) -> None:
+    """Four forgotten and four live memories, one of each in the workspace and sessions s1, s2, s3 (restorable
+    mode): every tool, resource and the prompt answer the client with its own only, scanned as raw text."""
+    db = tmp_path / "memory.db"
+    flags, seen = SCOPE_CONFIGS[kind]
+    engine = Amnesia(store=SQLiteStore(db), config=Config(restorable=True))
+    gone = {
+        place: engine.remember(f"gone {place}-marker", ttl="7d", scope=scope, owner_id=owner).id
+        for place, (scope, owner) in PLACES.items()
+    }
+    engine.forget(all=True, confirm=True)
+    live = {
+        place: engine.remember(
+            f"live {place}-marker", ttl="7d", tags=["mark"], scope=scope, owner_id=owner
+        ).id
+        for place, (scope, owner) in PLACES.items()
+    }
+    engine.close()
+
+    async def scenario() -> None:
+        async with stdio_session(
+            ["--db", str(db), "mcp", *flags], server_env(tmp_path, restorable="true")
+        ) as s:
+            audit = await call(s, "amnesia_audit", {"limit": 50})
+            assert {entry["item_id"]: entry["content"] for entry in audit["entries"]} == {
+                gone[place]: f"gone {place}-marker" for place in seen
+            }
+            resource = await read_text(s, "amnesia://audit?limit=50")
+            assert (
+                json.loads(resource) == audit and json.loads(await read_text(s, "amnesia://audit")) == audit
+            )
+            status = await read_text(s, "amnesia://status")
+            assert {forget["id"] for forget in json.loads(status)["recent_forgets"]} == {
+                gone[p] for p in seen
+            }
+            block = await read_text(s, "amnesia://memory/block")
+            prompt = await s.get_prompt("amnesia_memory")
+            assert all(f"live {place}-marker" in block for place in seen)
+            for text in (json.dumps(audit), resource, status, block, prompt.model_dump_json()):
+                assert_only(text, seen)
+
+            unknown = await s.call_tool("amnesia_restore", {"id": "m-ffffffffffff"})
+            restored = set()
+            for place, item_id in gone.items():
+                result = await s.call_tool("amnesia_restore", {"id": item_id})
+                if place in seen:
+                    assert (
+                        not result.is_error and result.structured_content["content"] == f"gone {place}-marker"
+                    )
+                    restored.add(result.structured_content["id"])
+                else:  # answered exactly as an unknown id
+                    assert result.is_error
+                    assert result.content[0].text == unknown.content[0].text.replace(
+                        "m-ffffffffffff", item_id
+                    )
+            for place, item_id in live.items():
+                if place not in seen:
+                    assert (await call(s, "amnesia_forget", {"id": item_id}))["count"] == 0
+            assert (await call(s, "amnesia_forget", {"query": "nothing matches this"}))["count"] == 0
+            forgot = await call(s, "amnesia_forget", {"all": True, "confirm": True})
+            assert set(forgot["ids"]) == {live[place] for place in seen} | restored
+
+    run_scenario(scenario)
+    after = Amnesia(store=SQLiteStore(db))
+    try:
+        assert {plug.content for plug in after.plugs()} == {
+            f"live {p}-marker" for p in PLACES if p not in seen
+        }
+    finally:
+        after.close()
+
+
+def test_a_sub_agent_config_needs_an_owner(capsys: Any) -> None:
+    assert run(["mcp", "--in-memory", "--sub-agent"]) == 2
+    assert capsys.readouterr().err == "error: --sub-agent: needs --owner ID (the sub-agent's own session)\n"
+
+
+# ---- the transport: malformed lines are answered, the server goes on ---------------------------------------
+
+MALFORMED = [  # a line the SDK cannot read as a message, and the JSON-RPC error code it is answered with
+    (b"not json", -32700),
+    (b'{"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"x": "\\ud800"}}', -32700),  # lone surrogate
+    (b"[" * 100_000 + b"]" * 100_000, -32700),
+    (b'{"valid": "JSON", "but": "no JSON-RPC message"}', -32600),
+]
+
+
+def test_malformed_stdio_lines_are_answered_and_the_server_answers_the_next_request(tmp_path: Path) -> None:
+    """Driven over raw stdio: every malformed line gets a JSON-RPC error with id null, a huge ttl and deeply
+    nested tags are tool errors (isError), and the server still answers the next valid request."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "amnesia.cli", "mcp", "--in-memory"],
+        env=server_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    replies: queue.Queue[bytes] = queue.Queue()
+    threading.Thread(target=lambda: [replies.put(line) for line in server.stdout], daemon=True).start()
+
+    def send(line: bytes) -> None:
+        server.stdin.write(line + b"\n")
+        server.stdin.flush()
+
+    def request(number: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        send(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode())
+        return answer()
+
+    def answer() -> dict[str, Any]:
+        return json.loads(replies.get(timeout=DEADLINE))
+
+    try:
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        }
+        assert request(1, "initialize", hello)["id"] == 1
+        send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        for line, code in MALFORMED:
+            send(line)
+            reply = answer()
+            assert reply["id"] is None and reply["error"]["code"] == code, (line[:60], reply)
+            assert "\n" not in reply["error"]["message"] and len(reply["error"]["message"]) < 300
+        huge_ttl = {
+            "name": "amnesia_remember",
+            "arguments": {"content": "Docks open at six.", "ttl": 10**400},
+        }
+        result = request(2, "tools/call", huge_ttl)["result"]
+        assert result["isError"] is True and result["structuredContent"]["field"] == "ttl"
+        for number, depth in ((3, 150), (4, 5_000)):
+            nested = ("[" * depth + "]" * depth).encode()
+            send(
+                b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", '
+                b'"params": {"name": "amnesia_remember", "arguments": {"content": "x", "tags": %s}}}'
+                % (number, nested)
+            )
+            reply = answer()
+            if depth == 150:  # within the SDK parser's depth (~200 levels): the dispatcher's bound refuses it
+                assert reply["id"] == 3 and reply["result"]["isError"] is True, reply
+                assert reply["result"]["content"][0]["text"] == "arguments: nested deeper than 3 levels"
+            else:  # past it the line is no message at all: a parse error, id null (docs/mcp.md)
+                assert reply["id"] is None and reply["error"]["code"] == -32700, reply
+        assert len(request(5, "tools/list", {})["result"]["tools"]) == len(TOOL_NAMES)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=DEADLINE)
+    assert server.returncode == 0
+    assert b"Traceback" not in server.stderr.read()
