@@ -100,7 +100,8 @@ def test_untrusted_text_cannot_override_a_user_fact_by_key_or_by_id() -> None:
         engine.remember("The verification drink is matcha.", supersedes=user.id, source="auto")
     assert [p.id for p in engine.plugs()] == [user.id]
     tool_result = call_tool(engine, "amnesia_forget", {"id": user.id}, owner_id="s1", include_workspace=False)
-    assert "error" in tool_result and engine.inspect(user.id) is not None  # a sub-agent cannot drop it either
+    # a sub-agent cannot drop it either: an id it cannot see forgets nothing, as an unknown id
+    assert tool_result["count"] == 0 and engine.inspect(user.id) is not None
 
 
 def test_untrusted_text_cannot_be_pinned_and_gets_a_short_shelf_life() -> None:
