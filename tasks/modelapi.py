@@ -40,3 +40,32 @@ class Model(Protocol):
         ...
 
     def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+
+def tool_calls_as_text(messages: list[Message]) -> list[Message]:
+    """The messages with the agent's tool calls written out as plain text, for a chat template that knows no
+    tool calls: such templates join `content` strings and break on the `content: None` of an assistant
+    message that only calls tools (SmolLM2's: "can only concatenate str (not NoneType) to str"), or refuse
+    a `tool` role. An assistant message with tool calls says which tool it called with which arguments (after
+    its own text, if any); a tool result becomes a user message that names the tool; roles keep alternating
+    (assistant call, user result). Other messages are passed on as they are, with `content` never None."""
+    names: dict[str, str] = {}
+    rendered: list[Message] = []
+    for message in messages:
+        calls = message.get("tool_calls") or ()
+        if calls:
+            lines = [message["content"]] if message.get("content") else []
+            for call in calls:
+                function = call.get("function") or {}
+                name = str(function.get("name") or "tool")
+                names[str(call.get("id"))] = name
+                lines.append(f"[calls tool {name} with {function.get('arguments') or '{}'}]")
+            rendered.append({"role": "assistant", "content": "\n".join(lines)})
+        elif message.get("role") == "tool":
+            name = names.get(str(message.get("tool_call_id")), "tool")
+            rendered.append(
+                {"role": "user", "content": f"[tool {name} returned]\n{message.get('content') or ''}"}
+            )
+        else:
+            rendered.append({**message, "content": message.get("content") or ""})
+    return rendered

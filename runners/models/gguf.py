@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from runners.models.cache import with_cache
 from tasks.errors import ModelCallError, ModelConfigError
-from tasks.modelapi import Message, Model, ModelRequest, ModelResponse
+from tasks.modelapi import Message, Model, ModelRequest, ModelResponse, tool_calls_as_text
 
 Style = Literal["chat", "completion"]
 
@@ -140,8 +140,10 @@ class GGUFModel:
             llama = self._load()
             try:
                 if self.settings.style == "chat":
+                    # The shipped models' chat templates know no tool calls: the agent's replayed tool calls
+                    # reach them as text (`tool_calls_as_text`).
                     body = llama.create_chat_completion(
-                        messages=request.messages,
+                        messages=tool_calls_as_text(request.messages),
                         temperature=self.settings.temperature,
                         seed=self.settings.seed,
                         max_tokens=request.max_tokens,
@@ -196,7 +198,7 @@ COMPLETION_STOPS = ["\nUser:", "\nSystem:", "\n\n"]
 
 def completion_prompt(messages: list[Message]) -> str:
     labels = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool"}
-    lines = [f"{labels.get(m['role'], m['role'])}: {m.get('content') or ''}" for m in messages]
+    lines = [f"{labels.get(m['role'], m['role'])}: {m['content']}" for m in tool_calls_as_text(messages)]
     return "\n\n".join(lines) + "\n\nAssistant:"
 
 

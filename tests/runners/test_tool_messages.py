@@ -1,0 +1,122 @@
+"""Tool-call messages reach every model adapter in a form its chat template accepts: the GGUF adapter
+writes the agent's replayed tool calls out as text (`tasks.modelapi.tool_calls_as_text`), the
+OpenAI-compatible adapter sends content "" instead of null. The chat template below is SmolLM2's, rendered
+with Jinja2 as llama-cpp-python renders it: given a tool-call message with `content: None` it fails as the
+real model did on `harmful/tool-workaround-retired`."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from runners.armconfig import ArmSpec
+from runners.execute import replay_all
+from runners.models.gguf import GGUFModel, completion_prompt
+from runners.models.openai_compat import OpenAICompatModel, OpenAISettings
+from runners.replay import PairJob, tool_event_messages
+from tasks.load import load_tasks
+from tasks.logschema import is_finished, read_log
+from tasks.modelapi import ModelRequest, tool_calls_as_text
+from tasks.spec import ToolEventSpec
+
+SHIPPED = Path(__file__).resolve().parents[2] / "tasks"
+# SmolLM2-135M-Instruct's chat template (from its GGUF metadata): contents are joined with `+`.
+SMOLLM2_TEMPLATE = (
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face'"
+    " + '<|im_end|>\\n' }}"
+    "{% endif %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+EVENTS = (
+    ToolEventSpec(name="shell", arguments="pnpm install", status="error", output="ETIMEDOUT"),
+    ToolEventSpec(
+        name="shell", arguments="pnpm install --registry=https://registry.npmmirror.com", output="Done"
+    ),
+)
+
+
+def render(messages: list[dict[str, Any]]) -> str:
+    template = ImmutableSandboxedEnvironment().from_string(SMOLLM2_TEMPLATE)
+    return template.render(messages=messages, add_generation_prompt=True)
+
+
+class TemplateLlama:
+    """A stand-in for `llama_cpp.Llama` that renders the chat template as the real one does, then answers."""
+
+    prompts: ClassVar[list[str]] = []
+
+    def __init__(self, **kwargs: Any) -> None:
+        pass
+
+    def create_chat_completion(self, messages: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+        TemplateLlama.prompts.append(render(messages))
+        return {"choices": [{"message": {"content": "registry.npmjs.org"}, "finish_reason": "stop"}]}
+
+
+@pytest.fixture
+def template_llama(monkeypatch) -> type[TemplateLlama]:
+    TemplateLlama.prompts = []
+    module = types.ModuleType("llama_cpp")
+    module.Llama = TemplateLlama  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+    return TemplateLlama
+
+
+def test_the_template_breaks_on_a_tool_call_message_and_takes_it_as_text() -> None:
+    messages = [{"role": "user", "content": "Install the dependencies."}, *tool_event_messages(EVENTS, "c")]
+    with pytest.raises(TypeError, match="NoneType"):
+        render(messages)  # the crash the issue reports
+    prompt = render(tool_calls_as_text(messages))
+    assert '[calls tool shell with {"input": "pnpm install"}]' in prompt
+    assert "<|im_start|>user\n[tool shell returned]\nerror: ETIMEDOUT<|im_end|>" in prompt
+    assert "<|im_start|>user\n[tool shell returned]\nDone<|im_end|>" in prompt
+    roles = [message["role"] for message in tool_calls_as_text(messages)]
+    assert roles == ["user", "assistant", "user", "assistant", "user"]  # still alternating
+
+
+def test_text_rendering_keeps_plain_messages_and_an_assistant_text_beside_its_calls() -> None:
+    plain = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+    assert tool_calls_as_text(plain) == plain
+    call = {"id": "x", "type": "function", "function": {"name": "recall", "arguments": '{"q": "drink"}'}}
+    (assistant,) = tool_calls_as_text(
+        [{"role": "assistant", "content": "Let me look.", "tool_calls": [call]}]
+    )
+    assert assistant == {
+        "role": "assistant",
+        "content": 'Let me look.\n[calls tool recall with {"q": "drink"}]',
+    }
+    assert "Tool: " not in completion_prompt([*plain, *tool_event_messages(EVENTS, "c")])
+
+
+def test_the_gguf_adapter_replays_the_shipped_tool_task_on_every_main_arm(
+    template_llama, tmp_path: Path
+) -> None:
+    (task,) = [t for t in load_tasks(SHIPPED / "harmful") if t.id == "harmful/tool-workaround-retired"]
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(8))
+    model = GGUFModel.from_spec(str(gguf))
+    jobs = [
+        PairJob(ArmSpec(arm, arm), task, 0, tmp_path / arm / "log.jsonl", tmp_path / "work" / arm, 2000)
+        for arm in ("no-memory", "full-memory", "amnesia")
+    ]
+    replay_all(model, jobs)
+    for job in jobs:
+        assert is_finished(job.log_path)
+        records = read_log(job.log_path)
+        (probe,) = [record for record in records if record.get("type") == "probe"]
+        assert probe["classification"] == "correct"
+    assert any("[calls tool shell with" in prompt for prompt in template_llama.prompts)
+
+
+def test_the_openai_adapter_never_sends_content_null() -> None:
+    model = OpenAICompatModel(OpenAISettings(model="m", base_url="http://127.0.0.1:9/v1", api_key="k"))
+    messages = [{"role": "user", "content": "Install."}, *tool_event_messages(EVENTS, "c")]
+    sent = model.request_payload(ModelRequest(messages=messages))["messages"]
+    assert all(isinstance(message["content"], str) for message in sent)
+    assert sent[1]["tool_calls"] == messages[1]["tool_calls"]  # the API takes tool calls as they are
