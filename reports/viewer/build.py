@@ -4,7 +4,7 @@
 page script and stylesheet are package data (`reports/viewer/assets/`). Data travels as small JavaScript
 files, because a browser refuses fetch()/XHR of local files from a file:// page but runs a <script src>:
 
-    data/index.js          AmnesiaViewer.index({...})   runs, summary tables, one compact row per task
+    data/index.js          AmnesiaViewer.index({...})   runs, summary tables (95% CIs), one row per task
     data/tasks/<id>.js     AmnesiaViewer.task({...})     every arm's records for one task, loaded on demand
 
 so the page stays light at 10^4 tasks: it loads the index, and a task's records only when the task is opened.
@@ -16,6 +16,7 @@ in a string table. The folder is staged and swapped in whole (`reports.staging`)
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from reports.logread import read_log_file, read_manifest
+from reports.logread import expand_run_dirs, read_log_file, read_manifest
 from reports.staging import staged_folder
 from reports.viewer.transitions import with_stale_transitions
 from tasks.errors import ReportInputError
@@ -58,13 +59,40 @@ class Column:
     logs: Path
 
 
+# The shares the summary gives with a 95% CI: name -> (numerator, denominator) of `_pair_counts`.
+_SHARES = {
+    "success": ("correct", "probes"),
+    "stale_error": ("stale_errors", "stale_probes"),
+    "poison_error": ("poison_errors", "poison_probes"),
+    "abstained": ("abstained", "probes"),
+    "wrong": ("wrong", "probes"),
+}
+
+
 @dataclass
 class _Totals:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTED, 0))
+    tasks: list[str] = field(default_factory=list)  # the task of each `per_task` row
+    per_task: list[dict[str, int]] = field(default_factory=list)
 
-    def add(self, other: dict[str, int]) -> None:
+    def add(self, task_id: str, other: dict[str, int]) -> None:
+        self.tasks.append(task_id)
+        self.per_task.append(other)
         for name, value in other.items():
             self.counts[name] += value
+
+    def cis(self) -> dict[str, list[float | None]]:
+        """share -> [lo, hi]: the 95% task-clustered bootstrap CI of `amnesia-bench report` (reports.stats,
+        the same resamples and seed, so the same interval for the same cell); None where it has none."""
+        from reports.stats import cluster_keys, ratio_cis  # numpy and scipy: only once the logs are read
+
+        num = [[row[n] for n, _ in _SHARES.values()] for row in self.per_task]
+        den = [[row[d] for _, d in _SHARES.values()] for row in self.per_task]
+        estimates = ratio_cis(num, den, cluster_keys(self.tasks))
+        return {
+            name: [None if math.isnan(value) else value for value in (estimate.lo, estimate.hi)]
+            for name, estimate in zip(_SHARES, estimates, strict=True)
+        }
 
 
 class _Strings:
@@ -183,8 +211,9 @@ def _index_row(file: str, pairs: dict[str, list[dict[str, Any]]]) -> tuple[list[
 
 
 def build_viewer(runs: Sequence[Path | str], out: Path | str) -> Path:
-    """Write the site for one or more run folders into `out` (replaced whole) and return `out`."""
-    run_dirs = [Path(run) for run in runs]
+    """Write the site for one or more run folders into `out` (replaced whole) and return `out`; a folder of
+    run folders (`run --seeds`) stands for its run folders, as with `report`."""
+    run_dirs = expand_run_dirs(runs)
     if not run_dirs:
         raise ReportInputError("no run folder given")
     manifests = [read_manifest(path) for path in run_dirs]
@@ -204,7 +233,7 @@ def build_viewer(runs: Sequence[Path | str], out: Path | str) -> Path:
             for label, records in pairs.items():
                 counts = _pair_counts(records)
                 for group in (row[1], "all"):
-                    totals.setdefault((label, group), _Totals()).add(counts)
+                    totals.setdefault((label, group), _Totals()).add(row[0], counts)
             script = _script("task", _task_payload(pairs))
             (task_folder / f"{file.removesuffix('.jsonl')}.js").write_text(script, encoding="utf-8")
         index = {
@@ -215,7 +244,8 @@ def build_viewer(runs: Sequence[Path | str], out: Path | str) -> Path:
             ],
             "columns": [{"label": c.label, "run": c.run, "arm": c.arm} for c in columns],
             "summary": [
-                {"column": label, "group": group, **total.counts} for (label, group), total in totals.items()
+                {"column": label, "group": group, **total.counts, "ci": total.cis()}
+                for (label, group), total in totals.items()
             ],
             "tasks": rows,
             "cells": cells,

@@ -101,10 +101,13 @@ def test_the_page_loads_from_disk_with_no_console_error_and_summarises_the_run(
     for arm in ARMS:
         probes = [r for (a, _), records in logs.items() if a == arm for r in records if r["type"] == "probe"]
         correct = sum(r["classification"] == "correct" for r in probes)
+        # the share, its 95% CI in brackets, then the counts
         assert (
-            f"{arm} all {len(small_set_tasks)} {len(probes)} {100 * correct / len(probes):.1f}% ({correct}/"
-            in summary
+            f"{arm} all {len(small_set_tasks)} {len(probes)} {100 * correct / len(probes):.1f}% [" in summary
         )
+        assert f"] ({correct}/{len(probes)})" in summary
+    legend = browser.find_element(By.ID, "answer-legend").text
+    assert "c correct s stale p poisoned a abstained w wrong" in " ".join(legend.split())
 
 
 @pytest.mark.parametrize(

@@ -76,6 +76,14 @@
     return (100 * part / whole).toFixed(1) + "% (" + part + "/" + whole + ")";
   }
 
+  /* A share with its 95% CI (interval: [lo, hi] as fractions, null ends when it has none). */
+  function share(part, whole, interval) {
+    if (!whole) return "–";
+    var bounds = interval && interval[0] !== null && interval[1] !== null ?
+      " [" + (100 * interval[0]).toFixed(1) + ", " + (100 * interval[1]).toFixed(1) + "]" : "";
+    return (100 * part / whole).toFixed(1) + "%" + bounds + " (" + part + "/" + whole + ")";
+  }
+
   function plural(count, noun) {
     return count + " " + noun + (count === 1 ? "" : "s");
   }
@@ -97,6 +105,15 @@
       out.push(el("span", { className: "dot c-" + name, title: name, text: codes[i] }));
     }
     return el("span", { className: "dots" }, out);
+  }
+
+  /* What the letters of the task list stand for. */
+  function answerLegend() {
+    return el("p", { className: "legend", id: "answer-legend" }, "Answers, one letter per probe in task order: ",
+      Object.keys(CODE_NAMES).map(function (code) {
+        var name = CODE_NAMES[code];
+        return [el("span", { className: "dot c-" + name, title: name, text: code }), " " + name + " "];
+      }), "· “no probe”: the task asks none; “not run”: the arm has no log of it.");
   }
 
   /* `text` with every occurrence of the given values wrapped in <mark class=...> (case-insensitive; the longest
@@ -213,12 +230,14 @@
     return el("table", { className: "summary", id: "summary" },
       el("thead", null, el("tr", null, head.map(function (h) { return el("th", { text: h }); }))),
       el("tbody", null, rows.map(function (r) {
+        var ci = r.ci || {};
         return el("tr", { className: r.group === "all" ? "total" : null },
           el("td", { text: r.column }), el("td", { text: r.group }), el("td", { text: r.tasks }),
-          el("td", { text: r.probes }), el("td", { text: percent(r.correct, r.probes) }),
-          el("td", { text: percent(r.stale_errors, r.stale_probes) }),
-          el("td", { text: percent(r.poison_errors, r.poison_probes) }),
-          el("td", { text: percent(r.abstained, r.probes) }), el("td", { text: percent(r.wrong, r.probes) }),
+          el("td", { text: r.probes }), el("td", { text: share(r.correct, r.probes, ci.success) }),
+          el("td", { text: share(r.stale_errors, r.stale_probes, ci.stale_error) }),
+          el("td", { text: share(r.poison_errors, r.poison_probes, ci.poison_error) }),
+          el("td", { text: share(r.abstained, r.probes, ci.abstained) }),
+          el("td", { text: share(r.wrong, r.probes, ci.wrong) }),
           el("td", { text: r.tasks ? Math.round(r.context_tokens / r.tasks) : "–" }),
           el("td", { text: r.model_calls }), el("td", { text: r.tool_calls }));
       })));
@@ -274,9 +293,9 @@
     show([
       el("details", { className: "overview", open: true }, el("summary", { text: "Runs and summary" }),
         runSection(), summaryTable(),
-        el("p", { className: "note", text: "Shares of probes, without confidence intervals: `amnesia-bench report` " +
-          "gives them with 95% CIs. Stale-error: stale answers / probes that list stale values." })),
-      el("h2", { text: "Tasks" }), controls, pager(), table, pager(),
+        el("p", { className: "note", text: "Shares of probes with their 95% CI in brackets (bootstrap over tasks, " +
+          "as `amnesia-bench report` gives them). Stale-error: stale answers / probes that list stale values." })),
+      el("h2", { text: "Tasks" }), controls, answerLegend(), pager(), table, pager(),
     ]);
 
     function renderTable() {
