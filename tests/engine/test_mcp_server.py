@@ -361,7 +361,11 @@ def test_each_scope_config_audits_restores_and_forgets_only_what_it_could_recall
             block = await read_text(s, "amnesia://memory/block")
             prompt = await s.get_prompt("amnesia_memory")
             assert all(f"live {place}-marker" in block for place in seen)
-            for text in (json.dumps(audit), resource, status, block, prompt.model_dump_json()):
+            recalled = await call(s, "amnesia_recall", {"query": "marker", "limit": 20})
+            assert {item["id"] for item in recalled["items"]} == {live[place] for place in seen}
+            preview = await call(s, "amnesia_preview", {})
+            answers = (json.dumps(audit), resource, status, block, prompt.model_dump_json())
+            for text in (*answers, json.dumps(recalled), json.dumps(preview)):
                 assert_only(text, seen)
 
             unknown = await s.call_tool("amnesia_restore", {"id": "m-ffffffffffff"})
@@ -382,8 +386,11 @@ def test_each_scope_config_audits_restores_and_forgets_only_what_it_could_recall
                 if place not in seen:
                     assert (await call(s, "amnesia_forget", {"id": item_id}))["count"] == 0
             assert (await call(s, "amnesia_forget", {"query": "nothing matches this"}))["count"] == 0
-            forgot = await call(s, "amnesia_forget", {"all": True, "confirm": True})
-            assert set(forgot["ids"]) == {live[place] for place in seen} | restored
+            by_tags = await call(s, "amnesia_forget", {"tags": ["mark"]})  # every live memory carries it
+            assert set(by_tags["ids"]) == {live[place] for place in seen}
+            by_query = await call(s, "amnesia_forget", {"query": "gone"})  # the restored ones
+            assert set(by_query["ids"]) == restored
+            assert (await call(s, "amnesia_forget", {"all": True, "confirm": True}))["count"] == 0
 
     run_scenario(scenario)
     after = Amnesia(store=SQLiteStore(db))
