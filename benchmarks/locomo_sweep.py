@@ -127,7 +127,26 @@ def publish(rows: pd.DataFrame, out: Path, sizes: pd.DataFrame) -> None:
 
 
 def _pct(row: pd.Series, name: str) -> str:
+    if name not in row or pd.isna(row[name]) or row[name] == "":
+        return "–"  # a row from before the column existed (not re-run since)
     return f"{row[name] * 100:.1f}% [{row[f'{name}_lo'] * 100:.1f}, {row[f'{name}_hi'] * 100:.1f}]"
+
+
+def per_id_markdown(pooled: pd.DataFrame) -> list[str]:
+    """The per-dialog-id table: the share of the questions' evidence ids injected, stored, forgotten, or
+    carried by no memory, and the block's line overhead (tokens that are not the memories' own text)."""
+    lines = [
+        "| arm | budget | evidence ids injected | stored, not injected | forgotten | in no memory "
+        "| line overhead of the block |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for _, row in pooled.sort_values(["arm", "budget_tokens"]).iterrows():
+        lines.append(
+            f"| `{row['arm']}` | {row['budget_tokens']:,} | {_pct(row, 'id_injected')} "
+            f"| {_pct(row, 'id_stored')} | {_pct(row, 'id_forgotten')} | {_pct(row, 'id_no_memory')} "
+            f"| {_pct(row, 'header_tokens')} |"
+        )
+    return lines
 
 
 def markdown(table: pd.DataFrame, sizes: pd.DataFrame) -> str:
@@ -142,6 +161,7 @@ def markdown(table: pd.DataFrame, sizes: pd.DataFrame) -> str:
             f"| `{row['arm']}` | {row['budget_tokens']:,} | {_pct(row, 'injected')} | {_pct(row, 'stored')} "
             f"| {_pct(row, 'forgotten')} | {tokens} |"
         )
+    lines += ["", "Per evidence (dialog) id, all question categories pooled:", "", *per_id_markdown(pooled)]
     lines += ["", "Evidence injected by question category (all budgets):", ""]
     mechanisms = sorted(m for m in table["mechanism"].unique() if m != "all")
     lines += ["| arm | budget | " + " | ".join(mechanisms) + " |", "|---|---|" + "---|" * len(mechanisms)]

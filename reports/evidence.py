@@ -9,6 +9,12 @@ repeat it). `coverage` is the share of
 evidence-naming probes whose evidence reached at least one write (the rest cite dialog turns that no
 observation was drawn from). `block tokens/probe` is the memory block's size at the probe.
 
+**Per evidence id** (the unit published retrieval results count: a dialog id is retained when a memory
+carrying it is): the share of the probes' evidence ids injected, stored, forgotten, not stored, or carried by
+no memory at all (`id_no_memory`: LoCoMo cites dialog turns no observation was drawn from), beside the
+per-memory shares. **Line overhead**: the share of the block's tokens that are not the injected memories'
+own text — the block title and each line's header (`- [m-0001] fact · written 3d ago · `).
+
 **Free text**: the LoCoMo-style token F1 of the answer against the gold answer (`tasks.scoring.
 free_text_score`; an abstention question scores 1 for an abstention), beside the value-matching success.
 """
@@ -25,6 +31,7 @@ from reports.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, cluster_keys, ratio_c
 from tasks.scoring import free_text_score
 
 STATES = ("injected", "stored", "forgotten", "not_stored")
+ID_STATES = (*STATES, "no_memory")
 CELL = ["arm", "budget_tokens", "arm_ttl_policy", "written_ttl_policy", "mechanism"]
 CLUSTER = ["task_id"]  # a task's runs (seeds, epochs, models) are repeated measures of it
 
@@ -93,12 +100,25 @@ def evidence_table(data: RunData, resamples: int = DEFAULT_RESAMPLES) -> pd.Data
     frame["one"] = 1.0
     frame["block_tokens"] = frame["block_tokens"].fillna(0).astype(float)
     # Shares of evidence memories (den: memories); coverage and tokens per probe (den: probes).
-    shares = _cells(frame, list(STATES), ["memories"] * len(STATES), resamples, totals=("memories",))
-    per_probe = _cells(frame, ["covered", "block_tokens"], ["one", "one"], resamples)
-    merged = [
-        {**a, **{k: v for k, v in b.items() if k not in a}} for a, b in zip(shares, per_probe, strict=True)
+    parts = [
+        _cells(frame, list(STATES), ["memories"] * len(STATES), resamples, totals=("memories",)),
+        _cells(frame, ["covered", "block_tokens"], ["one", "one"], resamples),
     ]
-    return pd.DataFrame(merged).rename(columns={"memories": "evidence_memories"})
+    if "ids" in counts:  # logs from before ids were counted have none: their rows leave these columns out
+        frame["ids"] = counts["ids"].astype(float)
+        for state in ID_STATES:
+            frame[f"id_{state}"] = counts[f"ids_{state}"].astype(float)
+        frame["header_tokens"] = frame["block_tokens"] - counts["content_tokens"].astype(float)
+        ids = [f"id_{state}" for state in ID_STATES]
+        parts.append(_cells(frame, ids, ["ids"] * len(ids), resamples, totals=("ids",)))
+        parts.append(_cells(frame, ["header_tokens"], ["block_tokens"], resamples))
+    merged = []
+    for rows in zip(*parts, strict=True):
+        row: dict[str, Any] = {}
+        for part in rows:
+            row.update({key: value for key, value in part.items() if key not in row})
+        merged.append(row)
+    return pd.DataFrame(merged).rename(columns={"memories": "evidence_memories", "ids": "evidence_ids"})
 
 
 def free_text_table(data: RunData, resamples: int = DEFAULT_RESAMPLES) -> pd.DataFrame:
@@ -169,6 +189,29 @@ def render_section(evidence: pd.DataFrame, free_text: pd.DataFrame) -> list[str]
                 *(_pct(row, state) for state in STATES),
                 _pct(row, "covered"),
                 tokens,
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    if not evidence.empty and "evidence_ids" in evidence:
+        lines += [
+            "### Evidence retention per dialog id",
+            "",
+            "The same probes counted per evidence id, as published retrieval results count: an id is "
+            "injected when a memory carrying it was, and so on; `no memory` = no memory carries the id at "
+            "all (no observation was drawn from that dialog turn). Line overhead = the share of the block's "
+            "tokens that are line headers and the block title, not the injected memories' own text.",
+            "",
+            "| arm | budget | arm ttl policy | written ttl policy | mechanism | evidence ids | injected "
+            "| stored, not injected | forgotten | not stored | no memory | line overhead |",
+            "|" + "---|" * 12,
+        ]
+        for _, row in evidence.iterrows():
+            cells = [
+                *_cell_label(row),
+                row["mechanism"],
+                f"{row['evidence_ids']:.0f}",
+                *(_pct(row, f"id_{state}") for state in ID_STATES),
+                _pct(row, "header_tokens"),
             ]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")

@@ -31,6 +31,34 @@ def test_import_locomo_then_validate_run_and_report(tmp_path, write_locomo, run_
     ]
     assert rows and "100.0% [100.0, 100.0]" in rows[0]
     assert (report / "evidence.csv").is_file() and (report / "free_text.csv").is_file()
+    # per dialog id, beside the per-memory table ("What did Ben ask for?" cites a turn with no observation)
+    per_id = text.split("### Evidence retention per dialog id", 1)[1].split("\n## ", 1)[0]
+    (full,) = [
+        line for line in per_id.splitlines() if line.startswith("| `full-memory`") and "| all |" in line
+    ]
+    cells = [cell.strip() for cell in full.strip("|").split("|")]
+    assert cells[10] != "0.0% [0.0, 0.0]" and cells[10].endswith("]")  # ids in no memory
+    # line overhead: the block's tokens that are not the injected memories' text, read back off the blocks
+    overhead = _overhead_from_blocks(tmp_path / "run" / "logs" / "full-memory")
+    assert cells[11].startswith(f"{overhead * 100:.1f}%")
+
+
+def _overhead_from_blocks(logs) -> float:
+    """1 - (tokens of the memories' own text) / (block tokens), over the blocks injected at evidence probes,
+    by cutting each line's header (`- [id] kind · written ... ago · `) and the title off the block text."""
+    from amnesia.tokens import count_tokens
+
+    block_tokens = content_tokens = 0
+    for log in sorted(logs.glob("*.jsonl")):
+        block = ""
+        for line in log.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record["type"] == "injection":
+                block, tokens = record["block"], record["tokens"]
+            elif record["type"] == "probe" and record.get("evidence"):
+                block_tokens += tokens
+                content_tokens += sum(count_tokens(row.split(" · ")[-1]) for row in block.splitlines()[1:])
+    return 1 - content_tokens / block_tokens
 
 
 def test_import_errors_are_one_line_exit_2(tmp_path, write_locomo, longmemeval_items):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from amnesia.tokens import count_tokens
 from arms.base import MemoryContext
 from runners.evidence import EvidenceTracker
 from tasks.importers.common import parse_ttl_policy
@@ -33,10 +34,48 @@ def test_tracker_ties_items_to_writes_and_counts_each_state():
     assert len(logged) == 6  # every record still reaches the log
     evidence = ("D1:0", "D1:1", "D1:2", "D1:3", "D9:9")
     state = tracker.state_at_probe(evidence, MemoryContext(items=[{"id": "m-1", "tokens": 3}]))
-    assert state == {"memories": 4, "injected": 2, "stored": 0, "forgotten": 1, "not_stored": 1}
+    assert _per_memory(state) == {"memories": 4, "injected": 2, "stored": 0, "forgotten": 1, "not_stored": 1}
+    # per evidence id: D1:0 and D1:2 injected (m-1), D1:1 forgotten, D1:3 not stored, D9:9 in no write
+    assert _per_id(state) == {
+        "ids": 5,
+        "injected": 2,
+        "stored": 0,
+        "forgotten": 1,
+        "not_stored": 1,
+        "no_memory": 1,
+    }
     state = tracker.state_at_probe(("D1:0",), MemoryContext())
-    assert state == {"memories": 1, "injected": 0, "stored": 1, "forgotten": 0, "not_stored": 0}
+    assert _per_memory(state) == {"memories": 1, "injected": 0, "stored": 1, "forgotten": 0, "not_stored": 0}
     assert tracker.state_at_probe(("D7:7",), MemoryContext())["memories"] == 0
+
+
+def test_an_id_carried_by_several_writes_takes_its_best_state_and_counts_once():
+    tracker = EvidenceTracker(lambda record: None)
+    for index, refs in enumerate([("D1:1",), ("D1:1", "D1:2"), ("D1:2",)]):
+        with tracker.writing(RememberSpec(content=f"fact {index}", refs=refs)):
+            tracker.log(MemoryWrite(item_id=f"m-{index}", content=f"fact {index}"))
+    tracker.log(MemoryForget(item_id="m-0", reason="expired"))
+    state = tracker.state_at_probe(("D1:1", "D1:2"), MemoryContext(items=[{"id": "m-2", "tokens": 3}]))
+    assert _per_memory(state) == {"memories": 3, "injected": 1, "stored": 1, "forgotten": 1, "not_stored": 0}
+    assert _per_id(state) == {
+        "ids": 2,
+        "injected": 1,
+        "stored": 1,
+        "forgotten": 0,
+        "not_stored": 0,
+        "no_memory": 0,
+    }
+    assert state["content_tokens"] == count_tokens("fact 2")  # the injected memory's own text
+
+
+def _per_memory(state):
+    return {
+        key: value for key, value in state.items() if not key.startswith("ids") and key != "content_tokens"
+    }
+
+
+def _per_id(state):
+    return {key.removeprefix("ids_"): value for key, value in state.items() if key.startswith("ids")}
 
 
 def _evidence_by_question(logs):
@@ -60,12 +99,31 @@ def test_run_on_imported_conversations_logs_evidence_per_probe(tmp_path, write_l
     amnesia = _evidence_by_question(logs["amnesia/locomo__conv-7.jsonl"])
     none = _evidence_by_question(logs["no-memory/locomo__conv-7.jsonl"])
     tortoise, moved = "What is the name of Ada's tortoise?", "When did Ada move?"
-    assert full[tortoise] == {"memories": 1, "injected": 1, "stored": 0, "forgotten": 0, "not_stored": 0}
-    assert amnesia[tortoise] == {"memories": 1, "injected": 0, "stored": 0, "forgotten": 1, "not_stored": 0}
-    assert amnesia[moved] == {"memories": 1, "injected": 1, "stored": 0, "forgotten": 0, "not_stored": 0}
+    assert _per_memory(full[tortoise]) == {
+        "memories": 1,
+        "injected": 1,
+        "stored": 0,
+        "forgotten": 0,
+        "not_stored": 0,
+    }
+    assert _per_memory(amnesia[tortoise]) == {
+        "memories": 1,
+        "injected": 0,
+        "stored": 0,
+        "forgotten": 1,
+        "not_stored": 0,
+    }
+    assert _per_memory(amnesia[moved]) == {
+        "memories": 1,
+        "injected": 1,
+        "stored": 0,
+        "forgotten": 0,
+        "not_stored": 0,
+    }
     assert none[tortoise]["not_stored"] == 1
     # Evidence that no observation was drawn from is logged with zero memories (coverage, not retention).
     assert full["What did Ben ask for?"]["memories"] == 0
+    assert full["What did Ben ask for?"]["ids_no_memory"] == full["What did Ben ask for?"]["ids"] > 0
     probe = next(r for r in logs["full-memory/locomo__conv-7.jsonl"] if r["type"] == "probe")
     assert (
         probe["mechanism"] == "single-hop"
