@@ -121,11 +121,25 @@ def register(app: typer.Typer) -> None:
         run_b: Annotated[Path, typer.Argument(help="Run folder B (e.g. the new config).")],
         out: Annotated[Path | None, typer.Option(help="Folder for compare.csv/.md (default: print).")] = None,
         resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+        arm: Annotated[
+            list[str] | None, typer.Option(metavar="ARM", help="Only this arm (repeatable).")
+        ] = None,
+        metric: Annotated[
+            list[str] | None,
+            typer.Option(
+                metavar="METRIC",
+                help="Only this metric (repeatable): success_rate, stale_error_rate, "
+                "poison_error_rate, false_forgetting_rate, context_tokens.",
+            ),
+        ] = None,
     ) -> None:
-        """The same tables for two runs side by side, with paired differences (B - A) on shared tasks."""
+        """The configuration fields that differ between two runs, then the same tables side by side, with
+        paired differences (B - A) on shared tasks."""
         from reports.compare import compare_runs
 
-        result = compare_runs(run_a, run_b, out=out, resamples=resamples)
+        result = compare_runs(
+            run_a, run_b, out=out, resamples=resamples, arms=arm or (), metrics=metric or ()
+        )
         typer.echo(result.markdown)
 
     @app.command("rescore")
