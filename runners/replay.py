@@ -93,7 +93,8 @@ def tool_event_messages(events: tuple[ToolEventSpec, ...], call_id_prefix: str) 
         arguments = json.dumps({"input": event.arguments}, ensure_ascii=False)
         call = {"id": call_id, "type": "function", "function": {"name": event.name, "arguments": arguments}}
         output = event.output if event.status == "ok" else f"error: {event.output}"
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        # content "" rather than null: the API takes both, and chat templates join contents as strings
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
     return tuple(messages)
 

@@ -76,7 +76,8 @@ def run_tool_loop(
         if not response.tool_calls:
             return response
         messages.append(
-            {"role": "assistant", "content": response.text or None, "tool_calls": list(response.tool_calls)}
+            # content "" rather than null: the API takes both, and chat templates join contents as strings
+            {"role": "assistant", "content": response.text or "", "tool_calls": list(response.tool_calls)}
         )
         for position, tool_call in enumerate(response.tool_calls):
             invocation = _invoke(tool_call, round_index, position, dispatch)

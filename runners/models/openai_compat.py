@@ -115,12 +115,7 @@ class OpenAICompatModel:
         """The exact JSON body sent; also the cache identity (candidates are never sent)."""
         payload: dict[str, Any] = {
             "model": self.settings.model,
-            # An assistant message that only calls tools carries content "" rather than null: the OpenAI API
-            # takes both, and an OpenAI-compatible server's chat template may join contents as strings.
-            "messages": [
-                {**message, "content": ""} if message.get("content") is None else message
-                for message in request.messages
-            ],
+            "messages": request.messages,
             "temperature": self.settings.temperature,
             "top_p": self.settings.top_p,
             "max_tokens": request.max_tokens,

@@ -77,7 +77,7 @@ def test_the_model_writes_memory_through_tools_then_answers(engine):
     assert [r.tools for r in model.requests] == [TOOLS, TOOLS]
     assert [r.seed for r in model.requests] == [100, 101]
     second = rounds[1].messages
-    assert second[-2] == {"role": "assistant", "content": None, "tool_calls": [remember]}
+    assert second[-2] == {"role": "assistant", "content": "", "tool_calls": [remember]}
     assert second[-1] == {"role": "tool", "tool_call_id": "c1", "content": invocation.result}
     assert [r.messages for r in rounds] == [r.messages for r in model.requests]
 

@@ -1,8 +1,8 @@
-"""Tool-call messages reach every model adapter in a form its chat template accepts: the GGUF adapter
-writes the agent's replayed tool calls out as text (`tasks.modelapi.tool_calls_as_text`), the
-OpenAI-compatible adapter sends content "" instead of null. The chat template below is SmolLM2's, rendered
-with Jinja2 as llama-cpp-python renders it: given a tool-call message with `content: None` it fails as the
-real model did on `harmful/tool-workaround-retired`."""
+"""Tool-call messages reach every model adapter in a form its chat template accepts: the replayed tool calls
+carry content "" (never null), and the GGUF adapter writes them out as text
+(`tasks.modelapi.tool_calls_as_text`). The chat template below is SmolLM2's, rendered with Jinja2 as
+llama-cpp-python renders it: given a tool-call message with `content: None` it fails as the real model did on
+`harmful/tool-workaround-retired`."""
 
 from __future__ import annotations
 
@@ -17,11 +17,10 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from runners.armconfig import ArmSpec
 from runners.execute import replay_all
 from runners.models.gguf import GGUFModel, completion_prompt
-from runners.models.openai_compat import OpenAICompatModel, OpenAISettings
 from runners.replay import PairJob, tool_event_messages
 from tasks.load import load_tasks
 from tasks.logschema import is_finished, read_log
-from tasks.modelapi import ModelRequest, tool_calls_as_text
+from tasks.modelapi import tool_calls_as_text
 from tasks.spec import ToolEventSpec
 
 SHIPPED = Path(__file__).resolve().parents[2] / "tasks"
@@ -68,10 +67,11 @@ def template_llama(monkeypatch) -> type[TemplateLlama]:
     return TemplateLlama
 
 
-def test_the_template_breaks_on_a_tool_call_message_and_takes_it_as_text() -> None:
+def test_the_template_breaks_on_content_null_and_takes_tool_calls_as_text() -> None:
     messages = [{"role": "user", "content": "Install the dependencies."}, *tool_event_messages(EVENTS, "c")]
+    assert all(isinstance(message["content"], str) for message in messages)
     with pytest.raises(TypeError, match="NoneType"):
-        render(messages)  # the crash the issue reports
+        render([{**message, "content": None} if "tool_calls" in message else message for message in messages])
     prompt = render(tool_calls_as_text(messages))
     assert '[calls tool shell with {"input": "pnpm install"}]' in prompt
     assert "<|im_start|>user\n[tool shell returned]\nerror: ETIMEDOUT<|im_end|>" in prompt
@@ -112,11 +112,3 @@ def test_the_gguf_adapter_replays_the_shipped_tool_task_on_every_main_arm(
         (probe,) = [record for record in records if record.get("type") == "probe"]
         assert probe["classification"] == "correct"
     assert any("[calls tool shell with" in prompt for prompt in template_llama.prompts)
-
-
-def test_the_openai_adapter_never_sends_content_null() -> None:
-    model = OpenAICompatModel(OpenAISettings(model="m", base_url="http://127.0.0.1:9/v1", api_key="k"))
-    messages = [{"role": "user", "content": "Install."}, *tool_event_messages(EVENTS, "c")]
-    sent = model.request_payload(ModelRequest(messages=messages))["messages"]
-    assert all(isinstance(message["content"], str) for message in sent)
-    assert sent[1]["tool_calls"] == messages[1]["tool_calls"]  # the API takes tool calls as they are
