@@ -24,6 +24,7 @@ from runners.models.stub_server import Reply, StubServer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SMALL_SET_FILE = Path(__file__).resolve().parent / "data" / "small_set.yaml"
+HOOK = Path(__file__).resolve().parent / "kill_after_records.py"  # crashes or interrupts a run at a record
 THREE_ARMS = "no-memory,full-memory,amnesia"
 
 TaskDict = dict[str, Any]
@@ -103,6 +104,51 @@ def run_ok(run_args: Callable[..., list[str]]) -> Callable[..., None]:
 
 
 @pytest.fixture(scope="session")
+def small_run(run_ok: Callable[..., None]) -> Callable[..., Path]:
+    """`small_run(out, *extra, arms="no-memory,amnesia") -> out`: the small task set run quietly into `out`
+    (no report), through typer's CliRunner, insisting on success."""
+
+    def run(out: Path, *extra: str, arms: str = "no-memory,amnesia") -> Path:
+        run_ok(SMALL_SET_FILE, out, *extra, arms=arms)
+        return out
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def write_generated(write_tasks: Callable[..., Path]) -> Callable[..., Path]:
+    """`write_generated(folder, per_group, seed) -> folder`: `per_group` generated tasks of each group
+    (tasks.generate), as one YAML file in `folder`."""
+
+    def write(folder: Path, per_group: int, seed: int) -> Path:
+        from tasks.generate import generate
+
+        generated = [
+            t for group in ("helpful", "harmful", "mixed") for t in generate(group, per_group, seed=seed)
+        ]
+        return write_tasks(folder, generated)
+
+    return write
+
+
+def _run_in_own_group(
+    command: list[str], env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Run `command` in a process group of its own (the hook signals the whole group); a run still alive at
+    `timeout` is killed with its group, never left behind."""
+    process = subprocess.Popen(
+        command, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+@pytest.fixture(scope="session")
 def run_cli_killed_after() -> Callable[..., int]:
     """`run_cli_killed_after(args, records, timeout=300) -> exit status`: run `amnesia-bench ARGS` in a
     process group of its own; the process (main or worker) that writes its `records`-th log record tears
@@ -110,20 +156,11 @@ def run_cli_killed_after() -> Callable[..., int]:
     kill point, not a timing race. Returns -SIGKILL, or 0 if the run wrote fewer records."""
 
     def run(args: list[str], records: int, timeout: float = 300) -> int:
-        here = Path(__file__).resolve().parent
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-        command = [sys.executable, str(here / "kill_after_records.py"), str(records), *args]
-        process = subprocess.Popen(
-            command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        try:
-            _, stderr = process.communicate(timeout=timeout)
-        finally:
-            if process.poll() is None:  # hung: never leave it behind
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        assert process.returncode in (0, -signal.SIGKILL), stderr.decode(errors="replace")[-2000:]
-        return process.returncode
+        command = [sys.executable, str(HOOK), str(records), *args]
+        result = _run_in_own_group(command, env, timeout)
+        assert result.returncode in (0, -signal.SIGKILL), result.stderr[-2000:]
+        return result.returncode
 
     return run
 
@@ -136,22 +173,10 @@ def run_cli_interrupted_after() -> Callable[..., subprocess.CompletedProcess[str
     AMNESIA_TEST_SIGNAL=INT): a deterministic point, not a timing race."""
 
     def run(args: list[str], records: int, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        here = Path(__file__).resolve().parent
         with tempfile.TemporaryDirectory() as scratch:
             env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "AMNESIA_TEST_SIGNAL": "INT",
                    "AMNESIA_TEST_SIGNAL_ONCE": str(Path(scratch) / "signalled")}  # fmt: skip
-            command = [sys.executable, str(here / "kill_after_records.py"), str(records), *args]
-            process = subprocess.Popen(
-                command, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True,
-            )  # fmt: skip
-            try:
-                stdout, stderr = process.communicate(timeout=timeout)
-            finally:
-                if process.poll() is None:  # hung: never leave it behind
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
-        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+            return _run_in_own_group([sys.executable, str(HOOK), str(records), *args], env, timeout)
 
     return run
 

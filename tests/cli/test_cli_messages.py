@@ -25,18 +25,9 @@ def _invoke(*args: str, input: str | None = None) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def _run(out: Path, *extra: str) -> Path:
-    code, output = _invoke(
-        "run", "--no-progress", "--no-report", "--tasks", str(SMALL_SET), "--arms", "no-memory,amnesia",
-        "--out", str(out), *extra,
-    )  # fmt: skip
-    assert code == 0, output
-    return out
-
-
-def test_report_on_two_configurations_points_to_compare(tmp_path: Path) -> None:
-    a = _run(tmp_path / "a")
-    b = _run(tmp_path / "b", "--set", "amnesia.default_curve=flat")
+def test_report_on_two_configurations_points_to_compare(small_run, tmp_path: Path) -> None:
+    a = small_run(tmp_path / "a")
+    b = small_run(tmp_path / "b", "--set", "amnesia.default_curve=flat")
     code, output = _invoke("report", str(a), str(b), "--out", str(tmp_path / "r"))
     assert code == 2
     assert output.splitlines() == [
@@ -46,8 +37,8 @@ def test_report_on_two_configurations_points_to_compare(tmp_path: Path) -> None:
     assert not (tmp_path / "r").exists()
 
 
-def test_rescore_replaces_an_earlier_rescore_only_with_force(tmp_path: Path) -> None:
-    run = _run(tmp_path / "run")
+def test_rescore_replaces_an_earlier_rescore_only_with_force(small_run, tmp_path: Path) -> None:
+    run = small_run(tmp_path / "run")
     code, output = _invoke("rescore", str(run))
     assert code == 0 and "replaced" not in output, output
     marker = run / "rescored" / "notes.txt"
@@ -97,8 +88,8 @@ def test_cache_clear_on_a_terminal_asks_first(cache: Path, monkeypatch: pytest.M
     assert code == 0 and "3 responses deleted" in output and len(ResponseCache(cache)) == 0
 
 
-def test_check_with_a_missing_baseline_says_no_such_file(tmp_path: Path) -> None:
-    run = _run(tmp_path / "run")
+def test_check_with_a_missing_baseline_says_no_such_file(small_run, tmp_path: Path) -> None:
+    run = small_run(tmp_path / "run")
     missing = tmp_path / "ci" / "baseline_per_task.csv"
     code, output = _invoke("check", str(run), "--baseline", str(missing))
     assert code == 2

@@ -9,26 +9,15 @@ from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
 
-SMALL_SET = Path(__file__).resolve().parents[1] / "data" / "small_set.yaml"
-
 
 def _invoke(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(app, list(args))
     return result.exit_code, result.output
 
 
-def _run(out: Path, *extra: str) -> Path:
-    code, output = _invoke(
-        "run", "--no-progress", "--no-report", "--tasks", str(SMALL_SET), "--arms", "no-memory,amnesia",
-        "--out", str(out), *extra,
-    )  # fmt: skip
-    assert code == 0, output
-    return out
-
-
-def test_compare_says_what_differs_first_and_filters_arms_and_metrics(tmp_path: Path) -> None:
-    a = _run(tmp_path / "a")
-    b = _run(tmp_path / "b", "--set", "amnesia.default_curve=flat", "--budget", "1500")
+def test_compare_says_what_differs_first_and_filters_arms_and_metrics(small_run, tmp_path: Path) -> None:
+    a = small_run(tmp_path / "a")
+    b = small_run(tmp_path / "b", "--set", "amnesia.default_curve=flat", "--budget", "1500")
     code, output = _invoke(
         "compare", str(a), str(b), "--resamples", "100", "--arm", "amnesia", "--metric", "stale_error_rate"
     )
@@ -54,15 +43,15 @@ def test_compare_says_what_differs_first_and_filters_arms_and_metrics(tmp_path: 
     assert paired and all(" | stale_error_rate | " in row for row in paired)
 
 
-def test_compare_of_one_configuration_says_so(tmp_path: Path) -> None:
-    a, b = _run(tmp_path / "a"), _run(tmp_path / "b", "--seed", "0")
+def test_compare_of_one_configuration_says_so(small_run, tmp_path: Path) -> None:
+    a, b = small_run(tmp_path / "a"), small_run(tmp_path / "b", "--seed", "0")
     code, output = _invoke("compare", str(a), str(b), "--resamples", "50")
     assert code == 0, output
     assert "Configuration A → B:\n\n- none (the same configuration)\n" in output
 
 
-def test_compare_refuses_an_unknown_arm_or_metric(tmp_path: Path) -> None:
-    a = _run(tmp_path / "a")
+def test_compare_refuses_an_unknown_arm_or_metric(small_run, tmp_path: Path) -> None:
+    a = small_run(tmp_path / "a")
     code, output = _invoke("compare", str(a), str(a), "--resamples", "50", "--arm", "claims")
     assert code == 2
     assert output.splitlines() == [
@@ -72,9 +61,9 @@ def test_compare_refuses_an_unknown_arm_or_metric(tmp_path: Path) -> None:
     assert code == 2 and output.startswith("error: --metric: 'speed' is not in the runs")
 
 
-def test_compare_without_a_shared_task_is_an_error(tmp_path: Path) -> None:
-    a = _run(tmp_path / "a", "--group", "helpful")
-    b = _run(tmp_path / "b", "--group", "harmful")
+def test_compare_without_a_shared_task_is_an_error(small_run, tmp_path: Path) -> None:
+    a = small_run(tmp_path / "a", "--group", "helpful")
+    b = small_run(tmp_path / "b", "--group", "harmful")
     code, output = _invoke("compare", str(a), str(b), "--resamples", "50", "--out", str(tmp_path / "cmp"))
     assert code == 2
     assert output.splitlines() == [f"error: {b}: no task in common with {a}; compare runs of the same tasks"]

@@ -12,7 +12,6 @@ import pytest
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
-from tasks.generate import generate
 from tasks.logschema import is_finished
 
 ARMS = "no-memory,full-memory,amnesia"
@@ -24,11 +23,10 @@ def _args(tasks: Path, out: Path, *extra: str) -> list[str]:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_stops_the_run_and_resume_finishes_it(
-    workers, write_tasks, run_logs, run_cli_interrupted_after, tmp_path: Path
+    workers, write_generated, run_logs, run_cli_interrupted_after, tmp_path: Path
 ) -> None:
-    generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 8, seed=5)]
-    tasks = write_tasks(tmp_path / "tasks", generated)
-    pairs = 3 * len(generated)
+    tasks = write_generated(tmp_path / "tasks", per_group=8, seed=5)
+    pairs = 3 * 3 * 8  # arms x groups x tasks per group
     reference = tmp_path / "reference"
     assert CliRunner().invoke(app, [*_args(tasks, reference), "--no-progress"]).exit_code == 0
     expected = run_logs(reference)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
-from tasks.generate import generate
 from tasks.logschema import is_finished
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,11 +54,10 @@ def _finished(out: Path) -> int:
 
 
 def test_runner_killed_and_resumed_repeatedly_equals_an_uninterrupted_run(
-    write_tasks, run_args, run_logs, run_cli_killed_after, tmp_path: Path
+    write_generated, run_args, run_logs, run_cli_killed_after, tmp_path: Path
 ) -> None:
-    generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 8, seed=11)]
-    tasks = write_tasks(tmp_path / "tasks", generated)
-    pairs = 3 * len(generated)
+    tasks = write_generated(tmp_path / "tasks", per_group=8, seed=11)
+    pairs = 3 * 3 * 8  # arms x groups x tasks per group
     rng = random.Random(7)
     out = tmp_path / "killed"
     # A process dies at its N-th record (N < 100), when neither worker has written more than N: a kill

@@ -12,7 +12,6 @@ import pytest
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
-from tasks.generate import generate
 
 ARMS = "no-memory,full-memory,amnesia"
 SHARES = {"success": "success_rate", "stale_error": "stale_error_rate", "poison_error": "poison_error_rate"}
@@ -29,9 +28,8 @@ def _invoke(*args: str) -> str:
     return result.output
 
 
-def test_the_summary_cis_are_the_reports(write_tasks, tmp_path: Path) -> None:
-    generated = [t for group in ("helpful", "harmful", "mixed") for t in generate(group, 8, seed=3)]
-    tasks = write_tasks(tmp_path / "tasks", generated)
+def test_the_summary_cis_are_the_reports(write_generated, tmp_path: Path) -> None:
+    tasks = write_generated(tmp_path / "tasks", per_group=8, seed=3)
     run = tmp_path / "run"
     _invoke("run", "--no-progress", "--tasks", str(tasks), "--arms", ARMS, "--out", str(run))
     _invoke("view", str(run), "--out", str(tmp_path / "site"))
