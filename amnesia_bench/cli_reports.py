@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
+
+from tasks.errors import ReportInputError
+
+FigureStyleChoice = Literal["report", "paper", "paper-wide"]  # the keys of reports.figures.STYLES
 
 
 def register(app: typer.Typer) -> None:
@@ -24,9 +28,23 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="Also compare every arm with this arm, paired (repeatable)."),
         ] = None,
         progress: Annotated[bool, typer.Option(help="One line per phase on stderr.")] = True,
+        arms: Annotated[
+            str | None,
+            typer.Option(help="Only these arms, in this order, in every table and figure: a,b,c."),
+        ] = None,
+        figure_style: Annotated[
+            FigureStyleChoice,
+            typer.Option(
+                help="report (each figure its own size), paper (one column, 3.5 in), paper-wide (7 in)."
+            ),
+        ] = "report",
     ) -> None:
         """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
         from reports.figurepool import FigurePool
+
+        chosen = [arm.strip() for arm in arms.split(",")] if arms is not None else []
+        if arms is not None and (not all(chosen) or len(set(chosen)) != len(chosen)):
+            raise ReportInputError(f"--arms: expected distinct arm names separated by commas, got {arms!r}")
 
         # The log reader starts first and reads while the report imports pandas and scipy; the figure
         # workers are forked once pandas is imported (they inherit it), and import matplotlib while the
@@ -44,7 +62,7 @@ def register(app: typer.Typer) -> None:
         gc.disable()
         gc.freeze()
         try:
-            with FigurePool(read=runs) as pool:
+            with FigurePool(read=runs, style=figure_style) as pool:
                 import pandas  # noqa: F401
 
                 gc.freeze()
@@ -62,6 +80,7 @@ def register(app: typer.Typer) -> None:
                     references=reference or (),
                     progress=progress,
                     pool=pool,
+                    arms=chosen,
                 )
         finally:
             gc.unfreeze()

@@ -221,16 +221,24 @@ def build_report(
     progress: bool = False,
     workers: int = figurepool.WORKERS,
     pool: figurepool.FigurePool | None = None,
+    arms: Sequence[str] = (),
+    figure_style: str = "report",
 ) -> Path:
     """Write `out` (default FIRST_RUN/report/) and return it; `references` as in `compute_tables`.
     `progress`: one line per phase on stderr. `workers`: processes drawing the figures while the tables
     are computed (0: draw them here; see reports.figurepool); the files are the same either way. `pool`:
     workers already started (by the caller, before its own imports) to use instead, maybe reading the logs
-    (`FigurePool(read=runs)`); closed at the end."""
+    (`FigurePool(read=runs)`); closed at the end. `arms`: only these arms, in this order, in every table and
+    figure (default: all, in the runs' order). `figure_style`: a key of reports.figures.STYLES (the report's
+    own, or sized for a paper's column), used when the pool is made here (a given pool has its own)."""
     run_dirs = _as_list(runs)
     say = _progress(progress)
-    with pool or figurepool.FigurePool(workers) as pool:  # forked now: they import matplotlib meanwhile
+    with pool or figurepool.FigurePool(
+        workers, style=figure_style
+    ) as pool:  # forked now: matplotlib meanwhile
         data = pool.logs(run_dirs)
+        if arms:
+            data = data.with_arms(arms)
         _check_references(data, references)
         if timeline_task is not None and not (data.tasks["task_id"] == timeline_task).any():
             raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")

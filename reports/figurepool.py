@@ -69,43 +69,45 @@ def _announced_pairs(run_dirs: Sequence[Path | str]) -> int:
     return total
 
 
-def _context_tokens(folder: Path, colors: dict, calls: pd.DataFrame, tasks_per_arm: pd.Series) -> None:
+def _context_tokens(
+    folder: Path, styles: dict, style: Any, calls: pd.DataFrame, tasks_per_arm: pd.Series
+) -> None:
     from reports import figures
 
-    figures.context_tokens_over_time(calls, tasks_per_arm, folder, colors)
+    figures.context_tokens_over_time(calls, tasks_per_arm, folder, styles, style)
 
 
-def _strength_timeline(folder: Path, colors: dict, timeline: Timeline) -> None:
+def _strength_timeline(folder: Path, styles: dict, style: Any, timeline: Timeline) -> None:
     from reports import figures
 
-    figures.strength_timeline(timeline, folder)
+    figures.strength_timeline(timeline, folder, style)
 
 
-def _stale_by_group(folder: Path, colors: dict, summary: Any) -> None:
+def _stale_by_group(folder: Path, styles: dict, style: Any, summary: Any) -> None:
     from reports import figures
 
-    figures.stale_error_by_arm_group(summary, folder, colors)
+    figures.stale_error_by_arm_group(summary, folder, styles, style)
 
 
-def _success_vs_tokens(folder: Path, colors: dict, summary: Any) -> None:
+def _success_vs_tokens(folder: Path, styles: dict, style: Any, summary: Any) -> None:
     from reports import figures
 
-    figures.success_vs_tokens(summary, folder, colors)
+    figures.success_vs_tokens(summary, folder, styles, style)
 
 
-def _stale_vs_age(folder: Path, colors: dict, by_age: Any) -> None:
+def _stale_vs_age(folder: Path, styles: dict, style: Any, by_age: Any) -> None:
     from reports import figures
 
-    figures.stale_error_vs_age(by_age, folder, colors)
+    figures.stale_error_vs_age(by_age, folder, styles, style)
 
 
-def _tradeoff(folder: Path, colors: dict, summary: Any) -> None:
+def _tradeoff(folder: Path, styles: dict, style: Any, summary: Any) -> None:
     from reports.tradeoff import tradeoff_figure, tradeoff_points
 
-    tradeoff_figure(tradeoff_points({"run": summary}), folder, colors)
+    tradeoff_figure(tradeoff_points({"run": summary}), folder, styles, style=style)
 
 
-# figure name -> function(folder, colors, *arguments) that writes folder/<name>.png and .svg
+# figure name -> function(folder, arm styles, figure style, *arguments) writing folder/<name>.png and .svg
 DRAW: dict[str, Callable[..., None]] = {
     "stale_error_by_arm_group": _stale_by_group,
     "context_tokens_over_time": _context_tokens,
@@ -221,11 +223,13 @@ def choose_timeline_task(data: RunData, arm: str) -> str | None:
     return str(min(task_ids[pairs // len(group_names)][best]))
 
 
-def draw(name: str, folder: Path, arms: list[str], arguments: tuple[Any, ...]) -> None:
-    """Draw figure `name` (a key of DRAW) into `folder`, its arms coloured by their position in `arms`."""
-    from reports.figures import arm_colors
+def draw(name: str, folder: Path, arms: list[str], style: str, arguments: tuple[Any, ...]) -> None:
+    """Draw figure `name` (a key of DRAW) into `folder` in figure style `style` (a key of figures.STYLES),
+    its arms in the order of `arms` and styled by their position there."""
+    from reports.figures import STYLES, arm_styles, lettered
 
-    DRAW[name](folder, arm_colors(arms), *arguments)
+    with lettered(STYLES[style]):
+        DRAW[name](folder, arm_styles(arms), STYLES[style], *arguments)
 
 
 def _serve(connection: Connection) -> None:
@@ -372,9 +376,12 @@ class FigurePool:
     """Figures drawn by `workers` forked processes (see the module docstring). Use as a context manager:
     `submit` figures, then `wait`; leaving the block stops the workers in any case."""
 
-    def __init__(self, workers: int = WORKERS, read: Sequence[Path | str] | None = None) -> None:
-        """`read`: run folders whose logs a reader process reads from now on, for `logs` (when they hold at
-        most WORKER_READS_UP_TO pairs; `logs` reads bigger runs itself). Without `read` the workers are
+    def __init__(
+        self, workers: int = WORKERS, read: Sequence[Path | str] | None = None, style: str = "report"
+    ) -> None:
+        """`style`: the figure style every figure is drawn in (a key of figures.STYLES). `read`: run folders
+        whose logs a reader process reads from now on, for `logs` (when they hold at most WORKER_READS_UP_TO
+        pairs; `logs` reads bigger runs itself). Without `read` the workers are
         forked now; with it, by `start`, or when the logs are asked for or the first figure is submitted: the
         caller has imported pandas by then, and the workers inherit it."""
         self._connections: list[Connection] = []
@@ -387,6 +394,7 @@ class FigurePool:
         self._reading: list[Path] | None = None  # the run folders being read by the reader
         self._logs: int | None = None  # the read end of the pipe the logs come through
         self._workers = workers
+        self.style = style
         self._context = _fork_context() if workers > 0 else None
         if self._context is None:
             return
@@ -452,13 +460,14 @@ class FigurePool:
 
     def submit(self, name: str, folder: Path, arms: list[str], *arguments: Any) -> None:
         """Draw figure `name` (a key of DRAW) with `arguments` into `folder` in the first worker free (in the
-        order submitted), or here and now when there are none; `arms` gives each arm its colour."""
+        order submitted), or here and now when there are none; `arms` gives the arms' order and styles."""
         self._drop_logs()
         self.start()
         if not self._connections:
-            draw(name, folder, arms, arguments)
+            draw(name, folder, arms, self.style, arguments)
             return
-        job = (name, folder, arms, arguments)  # pickled here and now: what it holds may change once we return
+        # pickled here and now: what it holds may change once we return
+        job = (name, folder, arms, self.style, arguments)
         self._jobs.put((name, pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)))
         self._submitted += 1
 

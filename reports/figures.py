@@ -5,10 +5,10 @@ with none is marked rather than left blank."""
 
 from __future__ import annotations
 
-import io
 import math
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,115 +29,140 @@ DAY = 86400.0
 
 DPI = 120
 PAD = 0.1  # inches of white around the drawn content (matplotlib's savefig.pad_inches)
-# Inches of canvas around the figure's own box when it is drawn: a legend to the right of the plot, long tick
-# labels or a title may reach past the box, and must land on the canvas to be kept. What reaches past these
-# margins touches the canvas edge (everything here is anchored to a plot or to the box), and such a figure
-# is laid out the slow way.
-MARGINS = (1.0, 0.5, 3.5, 0.5)  # left, bottom, right, top (a figure reaching past them is laid out again)
-_WHITE = np.uint32(0xFFFFFFFF)  # an opaque white RGBA pixel, whatever the byte order
 # zlib level of the PNGs: 3 compresses these flat-coloured figures about as well as the default 6 (a few %
 # larger) in half the time.
 PNG_OPTIONS = {"compress_level": 3}
 
 
 def subplots(
-    nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], dpi: float | None = None, **options: Any
+    nrows: int = 1,
+    ncols: int = 1,
+    *,
+    figsize: tuple[float, float],
+    dpi: float | None = None,
+    layout: str | None = None,
+    **options: Any,
 ) -> tuple[Figure, Any]:
     """A figure of `figsize` inches (at `dpi`, default matplotlib's) on an Agg canvas with its grid of axes,
-    as `matplotlib.pyplot.subplots` makes it (`options` go to `Figure.subplots`; the same files: a test
+    as `matplotlib.pyplot.subplots` makes it (`layout`: its layout engine; `options` go to `Figure.subplots`;
+    the same files: a test
     compares them), but held by no figure manager: pyplot's import, its figure registry and closing each
     figure cost the figure workers CPU for nothing, and a figure no longer referenced is simply freed."""
-    fig = Figure(figsize=figsize, dpi=dpi)
+    fig = Figure(figsize=figsize, dpi=dpi, layout=layout)
     FigureCanvasAgg(fig)  # what pyplot attaches (the slow layout asks the canvas for its renderer)
     return fig, fig.subplots(nrows, ncols, **options)
 
 
-def _content_box(fig: Figure) -> tuple[Any, np.ndarray] | None:
-    """Draw `fig` once (Agg, DPI) on its box grown by MARGINS and crop to what was drawn plus PAD: the
-    bounding box in inches and the cropped RGBA pixels. None when something reaches the canvas edge (it
-    may be cut: the caller lays the figure out the slow way)."""
-    from matplotlib.transforms import Bbox
-
-    width, height = fig.get_size_inches()
-    left, bottom, right, top = MARGINS
-    canvas = Bbox.from_extents(-left, -bottom, width + right, height + top)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="rgba", dpi=DPI, bbox_inches=canvas, pad_inches=0)
-    columns = int(canvas.width * DPI)  # as matplotlib sizes its canvas (truncated)
-    data = np.frombuffer(buffer.getbuffer(), dtype=np.uint8)
-    rows = len(data) // (4 * columns)
-    if rows * columns * 4 != len(data):  # not the canvas expected: lay the figure out the slow way
-        return None
-    pixels = data.reshape(rows, columns, 4)
-    # A pixel is drawn unless it is opaque white: its four bytes read as one word, one comparison a pixel.
-    drawn = data.view(np.uint32).reshape(rows, columns) != _WHITE
-    used_rows, used_columns = np.flatnonzero(drawn.any(axis=1)), np.flatnonzero(drawn.any(axis=0))
-    if len(used_rows) == 0:
-        return None
-    first_row, last_row = int(used_rows[0]), int(used_rows[-1]) + 1
-    first_column, last_column = int(used_columns[0]), int(used_columns[-1]) + 1
-    if first_row == 0 or first_column == 0 or last_row == rows or last_column == columns:
-        return None
-    pad = round(PAD * DPI)
-    top_row, bottom_row = max(first_row - pad, 0), min(last_row + pad, rows)
-    left_column, right_column = max(first_column - pad, 0), min(last_column + pad, columns)
-    box = Bbox.from_extents(
-        canvas.x0 + left_column / DPI,
-        canvas.y1 - bottom_row / DPI,
-        canvas.x0 + right_column / DPI,
-        canvas.y1 - top_row / DPI,
-    )
-    return box, pixels[top_row:bottom_row, left_column:right_column]
-
-
 def save_figure(fig: Figure, folder: Path, name: str) -> list[Path]:
-    """Save `fig` (made by `subplots`) as folder/name.png and .svg, cropped to what it draws (byte-identical
-    across rebuilds).
-
-    The figure is laid out and drawn once for the PNG (see `_content_box`) and once for the SVG, on the
-    PNG's box: `bbox_inches="tight"` would lay it out once more for each file, each file on its own box."""
+    """Save `fig` (made by `subplots`) as folder/name.png and .svg, both cropped to what it draws (one box,
+    matplotlib's tight box as drawn at DPI) and byte-identical across rebuilds of the same run."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
-    found = _content_box(fig)
-    if found is None:  # laid out once more, with matplotlib's tight box, for both files
-        fig.set_dpi(DPI)
-        box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(PAD)
-    else:
-        box, pixels = found
-        matplotlib.image.imsave(
-            paths[0], pixels, format="png", dpi=DPI, metadata={"Software": None}, pil_kwargs=PNG_OPTIONS
-        )
+    fig.set_dpi(DPI)  # text is measured at the resolution it is drawn at
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(PAD)
     # Fixed metadata, and SVG ids hashed with a fixed salt rather than a random one, keep the files
-    # byte-identical across rebuilds of the same run. The SVG's strings are text elements (font family and
-    # size given), not glyph outlines: each string laid out once more as paths cost about a third of the
-    # SVG's time, and as text it can be searched, selected and read by a screen reader.
+    # byte-identical across rebuilds. The SVG's strings are text elements (font family and size given), not
+    # glyph outlines: they can be searched, selected and read by a screen reader.
     with matplotlib.rc_context({"svg.hashsalt": "amnesia-bench", "svg.fonttype": "none"}):
-        if found is None:
-            fig.savefig(
-                paths[0], dpi=DPI, metadata={"Software": None}, bbox_inches=box, pil_kwargs=PNG_OPTIONS
-            )
+        fig.savefig(paths[0], dpi=DPI, metadata={"Software": None}, bbox_inches=box, pil_kwargs=PNG_OPTIONS)
         fig.savefig(paths[1], dpi=DPI, metadata={"Date": None}, bbox_inches=box)
     return paths
 
 
-def arm_colors(arms: list[str]) -> dict[str, tuple[float, ...]]:
-    """arm -> colour, by position in the run's arm order (tab10, tab20 beyond ten arms): the same arm has the
-    same colour in every figure of a report."""
-    palette = matplotlib.colormaps["tab10" if len(arms) <= 10 else "tab20"].colors
-    return {arm: palette[i % len(palette)] for i, arm in enumerate(arms)}
+@dataclass(frozen=True)
+class ArmStyle:
+    """How one arm is drawn in every figure of a report."""
+
+    color: tuple[float, ...]  # RGB(A) from tab10, by the arm's position
+    marker: str  # the marker of its points: the eleventh arm on takes the next shape, so colours may repeat
+    linestyle: str  # the style of its lines, changing with the marker
 
 
-def set_title(ax: Axes, text: str, **style: Any) -> None:
-    """`ax`'s title, just above the plot. Its height is given: left to matplotlib, every draw measures the
-    tick labels to see whether the title must move up, about a twentieth of a figure's drawing time in each
-    of its two files, and it never does here: no axis has ticks on top, and a y axis's offset text (x10^k)
-    sits at its top-left corner, beside these centred titles."""
-    ax.set_title(text, y=1.0, **style)
+MARKERS = ("o", "s", "^", "D", "v", "P")
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (1, 1)))
 
 
-def _legend_outside(ax: Axes) -> None:
-    """The legend to the right of the plot, so it never hides data however many arms there are."""
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+def arm_styles(arms: Sequence[str]) -> dict[str, ArmStyle]:
+    """arm -> its style, by position in the report's arm order: ten tab10 colours (the paler tab20 halves are
+    hard to tell apart), then the same colours with the next marker and line style. The same arm has the same
+    style in every figure of a report, and no two arms of one report share one (up to 60 arms)."""
+    palette = matplotlib.colormaps["tab10"].colors
+    return {
+        arm: ArmStyle(
+            palette[i % len(palette)],
+            MARKERS[i // len(palette) % len(MARKERS)],
+            LINESTYLES[i // len(palette) % len(LINESTYLES)],
+        )
+        for i, arm in enumerate(arms)
+    }
+
+
+@dataclass(frozen=True)
+class FigureStyle:
+    """How big a report's figures are drawn and in which font: the report's own, or fitted to a paper."""
+
+    name: str
+    width: float | None  # inches every figure is drawn at (a paper's column); None: each figure's own width
+    font_size: float  # points of the body text; tick labels and legends are relative sizes of it
+    font_family: str  # matplotlib's generic family (DejaVu Sans / Serif, shipped with matplotlib)
+    legend_columns: int  # columns of a legend set below the plot (paper styles); 0: beside the plot
+
+
+STYLES = {
+    "report": FigureStyle("report", None, 10.0, "sans-serif", 0),
+    "paper": FigureStyle("paper", 3.5, 8.0, "serif", 1),  # one column of a two-column paper
+    "paper-wide": FigureStyle("paper-wide", 7.0, 8.0, "serif", 3),  # the width of both columns
+}
+REPORT_STYLE = STYLES["report"]
+
+
+@contextmanager
+def lettered(style: FigureStyle) -> Iterator[None]:
+    """matplotlib's text settings for `style`, while a figure is made and saved."""
+    with matplotlib.rc_context({"font.size": style.font_size, "font.family": style.font_family}):
+        yield
+
+
+def label_axes(ax: Axes, style: FigureStyle, *, title: str, xlabel: str, ylabel: str = "") -> None:
+    """The plot's axis labels (wrapped to the column in a paper style) and its title (in the report style
+    only: in a paper the caption says it)."""
+    if style.width is not None:
+        # a glyph is about 0.55 em wide: the characters a line of the column holds
+        columns = int(style.width * 72 / (0.55 * style.font_size))
+        xlabel, ylabel = textwrap.fill(xlabel, columns), textwrap.fill(ylabel, int(columns * 0.6))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if style.width is None:
+        ax.set_title(title)
+
+
+def styled_subplots(
+    style: FigureStyle, width: float, height: float, nrows: int = 1, ncols: int = 1, **options: Any
+) -> tuple[Figure, Any]:
+    """`subplots` for a figure designed at `width` x `height` inches: as designed in the report style; in a
+    paper style as wide as the column, its height shrunk with the width (2 inches at least), laid out by
+    matplotlib's constrained layout so that the plot fills the column and a legend below it fits."""
+    if style.width is None:
+        return subplots(nrows, ncols, figsize=(width, height), **options)
+    size = (style.width, max(2.0, height * min(1.0, style.width / width)))
+    return subplots(nrows, ncols, figsize=size, layout="constrained", **options)
+
+
+def legend_outside(ax: Axes, style: FigureStyle, **options: Any) -> None:
+    """The legend outside the plot, so it never hides data however many entries it has: to its right, or in
+    a paper style below the figure in the style's columns, the figure made taller by the legend's height."""
+    if not style.legend_columns:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False, **options)
+        return
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    fig = ax.figure
+    rows = math.ceil(len(labels) / style.legend_columns)
+    lines = sum(label.count("\n") + 1 for label in labels) * rows / len(labels)  # text lines a column, about
+    fig.set_figheight(fig.get_figheight() + (lines + 0.6 * rows + (1 if options.get("title") else 0)) * 0.12)
+    fig.legend(handles, labels, loc="outside lower center", ncol=style.legend_columns, fontsize="small",
+               frameon=False, **options)  # fmt: skip
 
 
 def error_bars(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -152,65 +177,120 @@ def _yerr(frame: pd.DataFrame, value: str, lo: str, hi: str) -> np.ndarray:
     return error_bars(*(frame[name].to_numpy(dtype=float) for name in (value, lo, hi)))
 
 
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+    """The area two boxes (x0, y0, x1, y1) share."""
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def place_labels(
+    ax: Axes, points: np.ndarray, texts: Sequence[str], colors: Sequence[Any], fontsize: float
+) -> None:
+    """Write each text beside its point ((n, 2) data coordinates, limits already set) where it covers the
+    least of the labels already placed, of the points and of the space outside the plot: the first of
+    sixteen spots around the point (two rings) that covers nothing, else the one covering least. Each label
+    is measured as the renderer will draw it."""
+    from matplotlib.font_manager import FontProperties
+
+    renderer, font = ax.figure.canvas.get_renderer(), FontProperties(size=fontsize)
+    scale = ax.figure.dpi / 72.0  # pixels a point
+    pixels = ax.transData.transform(points)
+    frame = ax.get_window_extent()
+    mark = 4.0 * scale
+    marks = [(x - mark, y - mark, x + mark, y + mark) for x, y in pixels]
+    placed: list[tuple[float, float, float, float]] = []
+    for point, (x, y), text, color in zip(points, pixels, texts, colors, strict=True):
+        width, height, _ = renderer.get_text_width_height_descent(text, font, ismath=False)
+        width, height = width / scale + 1, height / scale + 1  # points, a point of air around
+        gap = 5.0
+        right, left, centre = gap, -gap - width, -width / 2
+        above, below = gap / 2, -gap / 2 - height
+        ring = [(right, above), (right, below), (left, above), (left, below), (centre, gap + 2),
+                (centre, -gap - 2 - height), (right, above + height), (right, below - height)]  # fmt: skip
+        # then the same spots twice as far (a label a little off its point beats one on another label)
+        spots = ring + [(2 * dx + width * (dx < 0), 2 * dy + height * (dy < 0)) for dx, dy in ring]
+        best, best_cost = spots[0], math.inf
+        for dx, dy in spots:
+            box = (x + dx * scale, y + dy * scale, x + (dx + width) * scale, y + (dy + height) * scale)
+            inside = _overlap(box, (frame.x0, frame.y0, frame.x1, frame.y1))
+            cost = sum(_overlap(box, other) for other in placed + marks) + (
+                (box[2] - box[0]) * (box[3] - box[1]) - inside
+            )
+            if cost < best_cost:
+                best, best_cost = (dx, dy), cost
+            if cost == 0:
+                break
+        dx, dy = best
+        placed.append((x + dx * scale, y + dy * scale, x + (dx + width) * scale, y + (dy + height) * scale))
+        ax.annotate(text, tuple(point), xytext=(dx, dy), textcoords="offset points", ha="left", va="bottom",
+                    fontsize=fontsize, color=color)  # fmt: skip
+
+
 STALE_COLUMNS = ["stale_probes", "stale_error_rate", "stale_error_rate_lo", "stale_error_rate_hi"]
+# A group gets a panel when one of its arms has at least this many probes with stale values: below it a 95%
+# interval spans most of [0, 1] and the panel says nothing (a group left out is named under the figure).
+MIN_PANEL_PROBES = 5
 
 
-def ranked_by_stale_rate(
-    summary: pd.DataFrame, arms: list[str], groups: list[str]
-) -> dict[str, tuple[list[str], np.ndarray]]:
-    """group -> its panel of the stale-error figure: `arms` ranked by stale-error rate (those without a rate,
-    missing from the group included, first; ties in the order of `arms`) and their STALE_COLUMNS in that
-    order, one row a column (NaN for an arm the group lacks). On the columns' arrays: a frame reindexed
-    and sorted per panel cost more than drawing it."""
-    table = np.full((len(STALE_COLUMNS), len(summary) + 1), np.nan)  # the last column: an arm missing
-    table[:, :-1] = summary[STALE_COLUMNS].to_numpy(dtype=float).T
-    row_of = {key: row for row, key in enumerate(zip(summary["arm"], summary["group"], strict=True))}
-    panels = {}
-    for group in groups:
-        rows = np.array([row_of.get((arm, group), -1) for arm in arms], dtype=int)
-        rates = table[1, rows]
-        order = np.argsort(np.where(np.isnan(rates), -1.0, rates), kind="stable")
-        panels[group] = ([arms[i] for i in order], table[:, rows[order]])
-    return panels
+def stale_panels(summary: pd.DataFrame, arms: Sequence[str]) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """(group -> its panel: STALE_COLUMNS of `arms` in that order, NaN where the group lacks the arm; the
+    groups left out, each as "group (n probes)"), the groups in the summary's order."""
+    panels, left_out = {}, []
+    for group, rows in summary.groupby("group", sort=False):
+        panel = rows.set_index("arm")[STALE_COLUMNS].reindex(list(arms))
+        probes = int(panel["stale_probes"].max()) if panel["stale_probes"].notna().any() else 0
+        if probes >= MIN_PANEL_PROBES:
+            panels[group] = panel
+        else:
+            left_out.append(f"{group} ({probes} probe{'' if probes == 1 else 's'})")
+    return panels, left_out
 
 
-def stale_error_by_arm_group(summary: pd.DataFrame, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
-    """Small multiples, one panel per group: arms ranked by stale-error rate, a dot with its 95% CI and the
-    number of probes; an arm with no stale probes in a group is marked "no probes"."""
-    groups = [
-        g
-        for g in dict.fromkeys(summary["group"])
-        if (summary.loc[summary["group"] == g, "stale_probes"] > 0).any()
-    ]
-    groups = groups or ["all"]
-    arms = list(dict.fromkeys(summary["arm"]))
-    # Room, in inches, for each panel's arm names on its left and probe counts on its right (glyphs ~0.06 in
-    # wide at these sizes), so that neither runs into the next panel, and for the two titles above.
-    names = 0.06 * max(len(arm) for arm in arms) + 0.15
-    counts = 0.06 * len(f"n={int(summary['stale_probes'].max())}") + 0.15
-    panel, height = 3.2, 0.35 * len(arms) + 1.6
-    width = names + len(groups) * panel + (len(groups) - 1) * (counts + names) + counts
-    fig, axes = subplots(
-        1, len(groups), figsize=(width, height), sharey=False, squeeze=False,
-        gridspec_kw={"left": names / width, "right": 1 - counts / width, "wspace": (counts + names) / panel,
-                     "top": 1 - 0.65 / height, "bottom": 0.55 / height},
-    )  # fmt: skip
-    for ax, (group, (ranked, (probes, rates, lo, hi))) in zip(
-        axes[0], ranked_by_stale_rate(summary, arms, groups).items(), strict=True
-    ):
+def stale_error_by_arm_group(
+    summary: pd.DataFrame, folder: Path, styles: Mapping[str, ArmStyle], style: FigureStyle = REPORT_STYLE
+) -> list[Path]:
+    """Small multiples, one panel per group with enough probes (MIN_PANEL_PROBES), every panel with the arms
+    in the report's order (`styles`' order): a marker with its 95% CI and the number of probes; an arm with
+    no stale probes in a group is marked "no probes". Two panels a row (one in a one-column paper style)."""
+    arms = list(styles)
+    panels, left_out = stale_panels(summary, arms)
+    if not panels:  # not one group has enough probes: the overall one, as it is, says so
+        panels = {"all": summary[summary["group"] == "all"].set_index("arm")[STALE_COLUMNS].reindex(arms)}
+    columns = 1 if style.width is not None and style.width < 5 else min(2, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    width, height = 4.0 * columns + 1.4, (0.28 * len(arms) + 0.9) * rows + 0.6
+    fig, axes = styled_subplots(style, width, height, rows, columns, sharex=True, sharey=True, squeeze=False)
+    # a grid of two columns may have a spare axes
+    for ax, (group, panel) in zip(axes.flat, panels.items(), strict=False):
+        probes, rates, lo, hi = panel.to_numpy(dtype=float).T
         errors = error_bars(rates, lo, hi)
-        for y, (arm, count) in enumerate(zip(ranked, probes, strict=True)):
-            n = 0 if np.isnan(count) else int(count)
-            if n == 0:
-                ax.text(0.5, y, "no probes", va="center", ha="center", fontsize=7, color="grey")
+        for y, arm in enumerate(arms):
+            if np.isnan(probes[y]) or probes[y] == 0:
+                ax.text(0.5, y, "no probes", va="center", ha="center", fontsize="x-small", color="grey")
                 continue
-            ax.errorbar([rates[y]], [y], xerr=errors[:, y : y + 1], fmt="o", color=colors[arm], capsize=3)
-            ax.text(1.02, y, f"n={n}", va="center", fontsize=7, transform=ax.get_yaxis_transform())
-        ax.set_yticks(range(len(ranked)), ranked, fontsize=8)
-        ax.set_xlim(-0.03, 1.03)
-        set_title(ax, f"group: {group}", fontsize=9)
-        ax.set_xlabel("stale-error rate (95% CI)", fontsize=8)
-    fig.suptitle("Stale-error rate by arm and group (probes with stale values; n = probes)")
+            look = styles[arm]
+            ax.errorbar([rates[y]], [y], xerr=errors[:, y : y + 1], fmt=look.marker, color=look.color,
+                        capsize=2, ms=4)  # fmt: skip
+            ax.text(1.03, y, f"n={int(probes[y])}", va="center", fontsize="x-small",
+                    transform=ax.get_yaxis_transform())  # fmt: skip
+        ax.set_title(f"group: {group}", fontsize="small")
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    axes[0, 0].set_yticks(range(len(arms)), arms)
+    for ax in axes.flat:
+        ax.tick_params(labelsize="small")
+    axes[0, 0].set_ylim(len(arms) - 0.5, -0.5)  # the first arm on top, as the legend of other figures reads
+    axes[0, 0].set_xlim(-0.03, 1.03)
+    for position, ax in enumerate(axes.flat[: len(panels)]):
+        if position + columns >= len(panels):  # nothing below it: its column's x axis is read here
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel("stale-error rate (95% CI)", fontsize="small")
+    note = f"No panel (fewer than {MIN_PANEL_PROBES} probes): {', '.join(left_out)}." if left_out else ""
+    if style.width is None:
+        fig.suptitle("Stale-error rate by arm and group (n = probes with stale values)", fontsize="medium")
+    if note:
+        fig.text(0.5, 0.0, note, ha="center", va="top", fontsize="x-small", color="grey")
+    if style.width is None:
+        fig.tight_layout(w_pad=2.5)
     return save_figure(fig, folder, "stale_error_by_arm_group")
 
 
@@ -232,50 +312,70 @@ def cumulative_tokens(
 
 
 def context_tokens_over_time(
-    calls: pd.DataFrame, tasks_per_arm: pd.Series, folder: Path, colors: Mapping[str, tuple]
+    calls: pd.DataFrame,
+    tasks_per_arm: pd.Series,
+    folder: Path,
+    styles: Mapping[str, ArmStyle],
+    style: FigureStyle = REPORT_STYLE,
 ) -> list[Path]:
     """Per arm, the prompt tokens of its calls (`calls`: arm, sim_time, prompt_tokens) summed over simulated
     time, per task (`tasks_per_arm`: arm -> tasks)."""
-    fig, ax = subplots(figsize=(8, 4))
-    for arm, (moments, per_task) in cumulative_tokens(calls, tasks_per_arm).items():
-        label = f"{arm} ({tasks_per_arm[arm]} tasks)"
-        ax.step(moments / DAY, per_task, where="post", label=label, color=colors[arm])
-    ax.set_xlabel("simulated time since task start (days)")
-    ax.set_ylabel("cumulative prompt tokens per task")
-    set_title(ax, "Cumulative context tokens over simulated time")
-    _legend_outside(ax)
+    fig, ax = styled_subplots(style, 8, 4)
+    curves = cumulative_tokens(calls, tasks_per_arm)
+    for arm in [arm for arm in styles if arm in curves]:
+        moments, per_task = curves[arm]
+        look = styles[arm]
+        ax.step(moments / DAY, per_task, where="post", label=f"{arm} ({tasks_per_arm[arm]} tasks)",
+                color=look.color, linestyle=look.linestyle)  # fmt: skip
+    label_axes(ax, style, title="Cumulative context tokens over simulated time",
+               xlabel="simulated time since task start (days)",
+               ylabel="cumulative prompt tokens per task")  # fmt: skip
+    legend_outside(ax, style)
     return save_figure(fig, folder, "context_tokens_over_time")
 
 
-def success_vs_tokens(summary: pd.DataFrame, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
-    """One point per arm with 95% CIs; arms with identical numbers share one label so none hides another."""
-    rows = summary[summary["group"] == "all"]
-    fig, ax = subplots(figsize=(7, 4))
+def same_points(rows: pd.DataFrame, x: str, y: str) -> list[list[str]]:
+    """The arms of `rows` grouped by identical (x, y) (to 6 decimals), in first-appearance order: arms drawn
+    on one spot, which the legend names together so that none hides another."""
+    spots: dict[tuple[float, float], list[str]] = {}
+    for arm, at_x, at_y in zip(rows["arm"], rows[x].round(6), rows[y].round(6), strict=True):
+        spots.setdefault((at_x, at_y), []).append(arm)
+    return list(spots.values())
+
+
+def success_vs_tokens(
+    summary: pd.DataFrame, folder: Path, styles: Mapping[str, ArmStyle], style: FigureStyle = REPORT_STYLE
+) -> list[Path]:
+    """One marker per arm with 95% CIs; arms with identical numbers are drawn once and named together in the
+    legend ("a = b"), so no point hides another unannounced."""
+    rows = summary[summary["group"] == "all"].set_index("arm")
+    rows = rows.loc[[arm for arm in styles if arm in rows.index]].reset_index()
+    fig, ax = styled_subplots(style, 7, 4)
+    at = {arm: i for i, arm in enumerate(rows["arm"])}
     tokens, success = rows["context_tokens"].to_numpy(dtype=float), rows["success_rate"].to_numpy(dtype=float)
     xerr = _yerr(rows, "context_tokens", "context_tokens_lo", "context_tokens_hi")
     yerr = _yerr(rows, "success_rate", "success_rate_lo", "success_rate_hi")
-    for i, (arm, probes) in enumerate(zip(rows["arm"], rows["probes"], strict=True)):
-        ax.errorbar(tokens[i], success[i], xerr=xerr[:, i : i + 1], yerr=yerr[:, i : i + 1], fmt="o",
-                    capsize=3, color=colors[arm], label=f"{arm} (n={int(probes)})")  # fmt: skip
-    same = rows.groupby([rows["context_tokens"].round(6), rows["success_rate"].round(6)], sort=False)["arm"]
-    for (x, y), arms in same:
-        if len(arms) > 1:
-            ax.annotate(" = ".join(arms), (x, y), fontsize=7, xytext=(5, -10), textcoords="offset points")
-    ax.set_xlabel("context tokens per task (mean, 95% CI)")
-    ax.set_ylabel("success rate (95% CI)")
+    for arms in same_points(rows, "context_tokens", "success_rate"):
+        i, look = at[arms[0]], styles[arms[0]]
+        label = f"{' = '.join(arms)} (n={int(rows['probes'].iloc[i])})"
+        ax.errorbar(tokens[i], success[i], xerr=xerr[:, i : i + 1], yerr=yerr[:, i : i + 1], fmt=look.marker,
+                    capsize=3, ms=5, color=look.color, label=label)  # fmt: skip
+    label_axes(ax, style, title="Success vs. tokens (all groups; n = probes)",
+               xlabel="context tokens per task (mean, 95% CI)", ylabel="success rate (95% CI)")  # fmt: skip
     ax.set_ylim(0, 1.05)
-    set_title(ax, "Success vs. tokens (all groups; n = probes)")
-    _legend_outside(ax)
+    legend_outside(ax, style)
     return save_figure(fig, folder, "success_vs_tokens")
 
 
-def stale_error_vs_age(by_age: pd.DataFrame, folder: Path, colors: Mapping[str, tuple]) -> list[Path]:
+def stale_error_vs_age(
+    by_age: pd.DataFrame, folder: Path, styles: Mapping[str, ArmStyle], style: FigureStyle = REPORT_STYLE
+) -> list[Path]:
     """Per arm, the rate in each age bin with its CI and probe count; an empty bin is an open marker at 0
     labelled n=0. The title says how many of the stale probes have a change time (the rest cannot be
     binned)."""
-    fig, ax = subplots(figsize=(8, 4))
+    fig, ax = styled_subplots(style, 8, 4)
     labels = list(by_age["age_bin"].cat.categories) if len(by_age) else []
-    arms = list(dict.fromkeys(by_age["arm"]))
+    arms = [arm for arm in styles if arm in set(by_age["arm"])]
     width = 0.6 / max(len(arms), 1)
     # On the columns' arrays (a frame filtered per arm cost more than drawing its points); a bin's position
     # on the x axis is its category's
@@ -286,22 +386,22 @@ def stale_error_vs_age(by_age: pd.DataFrame, folder: Path, colors: Mapping[str, 
         mine = arm_of == arm
         x, counts = bins[mine] + (i - (len(arms) - 1) / 2) * width, probes[mine]
         full = counts > 0
+        look = styles[arm]
         if full.any():
-            ax.errorbar(x[full], rates[mine][full], errors[:, mine][:, full], fmt="o", capsize=3,
-                        color=colors[arm], label=arm)  # fmt: skip
-        ax.plot(x[~full], np.zeros((~full).sum()), "o", mfc="none", color=colors[arm])
+            ax.errorbar(x[full], rates[mine][full], errors[:, mine][:, full], fmt=look.marker, capsize=3,
+                        ms=4, color=look.color, label=arm)  # fmt: skip
+        ax.plot(x[~full], np.zeros((~full).sum()), look.marker, mfc="none", ms=4, color=look.color)
         for xi, n in zip(x, counts, strict=True):
-            ax.annotate(f"n={n}", (xi, -0.02), fontsize=6, ha="center", va="top", rotation=90)
-    ax.set_xticks(range(len(labels)), labels)
-    ax.set_xlabel("time since the expected fact changed (open marker: no probes in that bin)")
-    ax.set_ylabel("stale-error rate (95% CI)")
-    ax.set_ylim(-0.15, 1.05)
+            ax.annotate(f"n={n}", (xi, -0.02), fontsize="xx-small", ha="center", va="top", rotation=90)
     covered, total = by_age.attrs.get("covered", 0), by_age.attrs.get("stale_probes", 0)
-    set_title(
-        ax, f"Stale-error rate vs. time since the fact changed ({covered} of {total} stale probes per arm)"
-    )
+    title = f"Stale-error rate vs. time since the fact changed ({covered} of {total} stale probes per arm)"
+    label_axes(ax, style, title=title,
+               xlabel="time since the expected fact changed (open marker: no probes in that bin)",
+               ylabel="stale-error rate (95% CI)")  # fmt: skip
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylim(-0.15, 1.05)
     if (by_age["probes"] > 0).any():
-        _legend_outside(ax)
+        legend_outside(ax, style)
     return save_figure(fig, folder, "stale_error_vs_age")
 
 
@@ -337,39 +437,79 @@ def item_records(events: pd.DataFrame) -> dict[Any, ItemRecords]:
     return items
 
 
-def strength_timeline(timeline: Timeline, folder: Path) -> list[Path]:
-    """Each item's strength, recomputed with amnesia.decay from its write and touch records."""
-    events, horizon, arm, task_id = timeline.events, timeline.horizon, timeline.arm, timeline.task_id
-    stale_at, forgotten_at, k = timeline.stale_at, timeline.forgotten_at, timeline.decay_k
-    zero_at_ttl = timeline.zero_at_ttl
-    fig, ax = subplots(figsize=(8, 4))
-    for item_id, item in item_records(events).items():
-        if item.write is None:
-            continue
+# Items a strength timeline draws at most (an imported conversation has hundreds): those forgotten first,
+# then the others, in the order they were written; the legend says how many more there were.
+TIMELINE_ITEMS = 8
+TIMELINE_WIDTHS = (3.0, 2.4, 1.8, 1.2)  # drawn first, drawn widest: a line on top of another leaves it seen
+
+
+def timeline_items(items: Mapping[Any, ItemRecords]) -> list[Any]:
+    """The ids of the items a strength timeline draws (TIMELINE_ITEMS at most): the written ones, forgotten
+    first, each kind in write order."""
+    written = [item_id for item_id, item in items.items() if item.write is not None]
+    forgotten = [item_id for item_id in written if items[item_id].forgotten is not None]
+    kept = [item_id for item_id in written if items[item_id].forgotten is None]
+    chosen = set((forgotten + kept)[:TIMELINE_ITEMS])
+    return [item_id for item_id in written if item_id in chosen]
+
+
+def item_curve(
+    item: ItemRecords, timeline: Timeline
+) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]]]:
+    """(times, strengths, touches drawn) of one written item: its strength recomputed with amnesia.decay from
+    its write and touch records, from its write up to the horizon, or, when it was forgotten, up to the
+    first of its forget record and the first moment its strength is below the forgotten threshold (where
+    the engine forgets it; a sweep may record it later), that last point included."""
+    w = item.write
+    assert w is not None
+    ttl = math.inf if pd.isna(w["ttl"]) else float(w["ttl"])
+    curve = CURVE_CODES.get(w["curve"], FLAT)
+    pinned = bool(w["pinned"]) or math.isinf(ttl)
+    end = timeline.horizon if item.forgotten is None else item.forgotten
+    anchors = [(float(w["sim_time"]), float(w["strength"] if pd.notna(w["strength"]) else 1.0))]
+    anchors += item.touches
+    times = np.union1d(np.linspace(anchors[0][0], max(end, anchors[0][0]), 300), [a[0] for a in anchors])
+    starts = np.array([a[0] for a in anchors])
+    index = np.searchsorted(starts, times, side="right") - 1
+    bases = np.array([a[1] for a in anchors])[index]
+    values = decayed(bases, times - starts[index], ttl, curve, pinned, timeline.decay_k,
+                     zero_at_ttl=timeline.zero_at_ttl)  # fmt: skip
+    if item.forgotten is not None:
+        below = np.flatnonzero(values < timeline.forgotten_at)
+        last = int(below[0]) if len(below) else len(times) - 1
+        times, values = times[: last + 1], values[: last + 1]
+    touches = [(t, v) for t, v in item.touches if t <= times[-1]]
+    return times, values, touches
+
+
+def strength_timeline(timeline: Timeline, folder: Path, style: FigureStyle = REPORT_STYLE) -> list[Path]:
+    """Each item's strength, recomputed with amnesia.decay from its write and touch records, up to where it
+    was forgotten: the x marks the first of its forget record and the moment its strength fell below the
+    forgotten threshold (the engine forgets it there; a sweep may record it later). Lines that coincide stay
+    visible: each is drawn narrower than the one before, in its own dash pattern."""
+    stale_at, forgotten_at = timeline.stale_at, timeline.forgotten_at
+    fig, ax = styled_subplots(style, 8, 4)
+    items = item_records(timeline.events)
+    shown = timeline_items(items)
+    palette = matplotlib.colormaps["tab10"].colors
+    for position, item_id in enumerate(shown):
+        item = items[item_id]
         w = item.write
-        ttl = math.inf if pd.isna(w["ttl"]) else float(w["ttl"])
-        curve = CURVE_CODES.get(w["curve"], FLAT)
-        pinned = bool(w["pinned"]) or math.isinf(ttl)
-        end = horizon if item.forgotten is None else item.forgotten
-        anchors = [(float(w["sim_time"]), float(w["strength"] if pd.notna(w["strength"]) else 1.0))]
-        anchors += item.touches
-        times = np.union1d(np.linspace(anchors[0][0], max(end, anchors[0][0]), 300), [a[0] for a in anchors])
-        starts = np.array([a[0] for a in anchors])
-        index = np.searchsorted(starts, times, side="right") - 1
-        bases = np.array([a[1] for a in anchors])[index]
-        values = decayed(bases, times - starts[index], ttl, curve, pinned, k, zero_at_ttl=zero_at_ttl)
-        label = textwrap.fill(f"{item_id}: {w['content']}", 48)  # wrapped, never cut
-        (line,) = ax.plot(times / DAY, values, label=label)
-        ax.plot(
-            starts[1:] / DAY, bases[np.searchsorted(times, starts[1:])], "o", color=line.get_color(), ms=4
-        )
+        assert w is not None  # timeline_items keeps written items only
+        times, values, touches = item_curve(item, timeline)
+        label = textwrap.fill(f"{item_id}: {w['content']}", 40 if style.width else 48)  # wrapped, never cut
+        color = palette[position % len(palette)]
+        ax.plot(times / DAY, values, label=label, color=color, lw=TIMELINE_WIDTHS[position % 4],
+                linestyle=LINESTYLES[position % len(LINESTYLES)], solid_capstyle="butt")  # fmt: skip
+        ax.plot([t / DAY for t, _ in touches], [v for _, v in touches], "o", color=color, ms=4)
         if item.forgotten is not None:
-            ax.plot([end / DAY], [values[-1]], "x", color=line.get_color(), ms=9, mew=2)
+            ax.plot([times[-1] / DAY], [values[-1]], "x", color=color, ms=9, mew=2)
     ax.axhline(stale_at, ls="--", color="grey", lw=1, label=f"stale threshold {stale_at}")
     ax.axhline(forgotten_at, ls=":", color="black", lw=1, label=f"forgotten threshold {forgotten_at}")
-    ax.set_xlabel("simulated time (days); o = touch, x = forgotten")
-    ax.set_ylabel("strength")
+    label_axes(ax, style, title=f"Memory strength timeline: {timeline.task_id} ({timeline.arm})",
+               xlabel="simulated time (days); o = touch, x = forgotten", ylabel="strength")  # fmt: skip
     ax.set_ylim(-0.02, 1.05)
-    set_title(ax, f"Memory strength timeline: {task_id} ({arm})")
-    _legend_outside(ax)
+    hidden = sum(item.write is not None for item in items.values()) - len(shown)
+    title = f"{len(shown)} of {len(shown) + hidden} items (forgotten first)" if hidden else None
+    legend_outside(ax, style, title=title, title_fontsize="small")
     return save_figure(fig, folder, "strength_timeline")

@@ -109,6 +109,31 @@ class RunData:
     def arms(self) -> list[str]:
         return self.tasks["arm"].unique().tolist()  # in order of appearance
 
+    def with_arms(self, arms: Sequence[str]) -> RunData:
+        """The runs cut to `arms`, their rows in that arm order (which every table and figure then follows),
+        each arm's rows as they were; ReportInputError naming an arm the runs do not have."""
+        missing = [arm for arm in arms if arm not in set(self.tasks["arm"])]
+        if missing:
+            raise ReportInputError(
+                f"--arms: {missing[0]!r} is not in the runs (they have {', '.join(self.arms)})"
+            )
+        order = {arm: position for position, arm in enumerate(arms)}
+
+        def cut(frame: pd.DataFrame) -> pd.DataFrame:
+            kept = frame[frame["arm"].isin(order)]
+            return kept.iloc[kept["arm"].map(order).argsort(kind="stable")].reset_index(drop=True)
+
+        return RunData(
+            self.runs,
+            cut(self.tasks),
+            cut(self.calls),
+            cut(self.injections),
+            cut(self.probes),
+            cut(self.memory),
+            self.task_specs,
+            {arm: config for arm, config in self.arm_configs.items() if arm in order},
+        )
+
 
 def read_manifest(run_dir: Path) -> dict[str, Any]:
     """The run folder's manifest.json, checked (ReportInputError naming the file if missing or malformed)."""

@@ -10,9 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from reports.figures import arm_colors, error_bars, save_figure, set_title, subplots
+from reports.figures import (
+    REPORT_STYLE,
+    ArmStyle,
+    FigureStyle,
+    arm_styles,
+    error_bars,
+    label_axes,
+    legend_outside,
+    place_labels,
+    save_figure,
+    styled_subplots,
+)
 
 X, Y = "false_forgetting_rate", "stale_error_rate"
 POINT_COLUMNS = ["label", "arm", X, f"{X}_lo", f"{X}_hi", Y, f"{Y}_lo", f"{Y}_hi"]
@@ -30,31 +42,41 @@ def tradeoff_points(summaries: Mapping[str, pd.DataFrame], group: str = "all") -
 
 
 def tradeoff_figure(
-    points: pd.DataFrame, folder: Path, colors: Mapping[str, str] | None = None, name: str = "tradeoff"
+    points: pd.DataFrame,
+    folder: Path,
+    styles: Mapping[str, ArmStyle] | None = None,
+    name: str = "tradeoff",
+    style: FigureStyle = REPORT_STYLE,
 ) -> list[Path]:
-    """Stale-error rate (y) vs false-forgetting rate (x), both with 95% CIs, one colour per arm; several
-    labels per arm are joined in order and labelled. Lower-left is better on both."""
-    arms = list(dict.fromkeys(points["arm"]))
-    colors = dict(colors) if colors is not None else arm_colors(arms)
-    fig, ax = subplots(figsize=(7, 5))
+    """Stale-error rate (y) vs false-forgetting rate (x), both with 95% CIs, one marker and colour per arm;
+    several labels per arm are joined in order and labelled where the labels cover nothing. Lower-left is
+    better on both."""
+    present = list(dict.fromkeys(points["arm"]))
+    styles = dict(styles) if styles is not None else arm_styles(present)
+    arms = [arm for arm in styles if arm in present]
+    fig, ax = styled_subplots(style, 7, 5)
     several = points["label"].nunique() > 1
-    # On the columns' arrays: pandas's filters and arithmetic per arm cost more than drawing its points
     arm_of, labels = points["arm"].to_numpy(), points["label"].to_numpy()
     x, x_lo, x_hi, y, y_lo, y_hi = points[POINT_COLUMNS[2:]].to_numpy(dtype=float).T
     xerr, yerr = error_bars(x, x_lo, x_hi), error_bars(y, y_lo, y_hi)
     for arm in arms:
-        mine = arm_of == arm
-        color = colors.get(arm, "grey")
-        ax.errorbar(x[mine], y[mine], xerr=xerr[:, mine], yerr=yerr[:, mine], fmt="-o" if several else "o",
-                    color=color, capsize=3, label=arm, alpha=0.9)  # fmt: skip
-        if several:
-            for label, at in zip(labels[mine], zip(x[mine], y[mine], strict=True), strict=True):
-                ax.annotate(str(label), at, fontsize=7, xytext=(4, 4), textcoords="offset points",
-                            color=color)  # fmt: skip
-    ax.set_xlabel("false-forgetting rate (helpful probes answered 'abstained'; 95% CI)")
-    ax.set_ylabel("stale-error rate (95% CI)")
+        mine, look = arm_of == arm, styles[arm]
+        ax.errorbar(x[mine], y[mine], xerr=xerr[:, mine], yerr=yerr[:, mine], color=look.color, capsize=3,
+                    marker=look.marker, ms=5, linestyle=look.linestyle if several else "none", label=arm,
+                    alpha=0.9)  # fmt: skip
+    label_axes(ax, style, title="Trade-off: stale errors vs false forgetting (lower-left is better)",
+               xlabel="false-forgetting rate (helpful probes answered 'abstained'; 95% CI)",
+               ylabel="stale-error rate (95% CI)")  # fmt: skip
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
-    set_title(ax, "Trade-off: stale errors vs false forgetting (lower-left is better)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    if several:
+        spots: dict[tuple[str, float, float], list[str]] = {}  # an arm's labels of one spot, written once
+        for arm, label, at_x, at_y in zip(arm_of, labels, x, y, strict=True):
+            if arm in styles and not (np.isnan(at_x) or np.isnan(at_y)):
+                spots.setdefault((arm, round(at_x, 6), round(at_y, 6)), []).append(str(label))
+        place_labels(ax, np.array([(at_x, at_y) for _, at_x, at_y in spots]).reshape(-1, 2),
+                     [", ".join(names) if len(names) < 3 else f"{names[0]} … {names[-1]} ({len(names)})"
+                      for names in spots.values()],
+                     [styles[arm].color for arm, _, _ in spots], fontsize=7)  # fmt: skip
+    legend_outside(ax, style)
     return save_figure(fig, folder, name)

@@ -236,3 +236,37 @@ def test_a_named_reference_arm_pairs_nothing_twice_and_an_unknown_one_is_exit_2(
     assert missing.exit_code == 2
     assert "--reference: arm 'claims' is not in the runs" in missing.output
     assert not (tmp_path / "never").exists()
+
+
+def test_a_report_of_chosen_arms_in_paper_style(run_dir, tmp_path):
+    """`report --arms b,a --figure-style paper`: only those arms, in that order, in every table, and figures
+    one paper column wide (3.5 in at 120 dpi, plus the pad) with no title."""
+    from PIL import Image
+
+    out = tmp_path / "paper"
+    args = ["report", str(run_dir), "--out", str(out), "--resamples", "100", "--no-progress"]
+    result = runner.invoke(app, [*args, "--arms", "amnesia,no-memory", "--figure-style", "paper"])
+    assert result.exit_code == 0, result.output
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(dict.fromkeys(summary["arm"])) == ["amnesia", "no-memory"]
+    assert list(dict.fromkeys(pd.read_csv(out / "per_task.csv")["arm"])) == ["amnesia", "no-memory"]
+    for name in ("success_vs_tokens", "tradeoff", "context_tokens_over_time"):
+        width, _ = Image.open(out / "figures" / f"{name}.png").size
+        assert 3.3 * 120 <= width <= (3.5 + 0.3) * 120, (name, width)
+        svg = (out / "figures" / f"{name}.svg").read_text(encoding="utf-8")
+        assert "full-memory" not in svg and "Trade-off" not in svg and "Success vs" not in svg
+
+
+@pytest.mark.parametrize(
+    ("arms", "fragment"),
+    [
+        ("amnesia,nope", "--arms: 'nope' is not in the runs"),
+        ("amnesia,,no-memory", "--arms: expected distinct"),
+    ],
+)
+def test_unknown_or_malformed_report_arms_are_one_line_errors(run_dir, tmp_path, arms, fragment):
+    out = tmp_path / "never"
+    result = runner.invoke(app, ["report", str(run_dir), "--out", str(out), "--arms", arms, "--no-progress"])
+    assert result.exit_code == 2, result.output
+    assert fragment in result.output and len(result.output.strip().splitlines()) == 1
+    assert not out.exists()

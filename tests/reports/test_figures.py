@@ -13,15 +13,17 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from reports.build import compute_tables
-from reports.figures import DPI, PAD, arm_colors, save_figure, subplots
+from reports.figures import DPI, PAD, arm_styles, save_figure, subplots
 from reports.tradeoff import tradeoff_figure, tradeoff_points
 
 
-def test_an_arm_keeps_its_colour_and_twenty_arms_get_twenty_colours():
-    arms = [f"arm-{i}" for i in range(20)]
-    colors = arm_colors(arms)
-    assert len(set(colors.values())) == 20
-    assert arm_colors(["a", "b", "c"]) == arm_colors(["a", "b", "c"])
+def test_an_arm_keeps_its_style_and_twenty_arms_get_twenty_looks():
+    """Ten tab10 colours, then the same colours with another marker and line style: no two of 20 arms look
+    alike, and an arm looks the same however often the styles are made."""
+    styles = arm_styles([f"arm-{i}" for i in range(20)])
+    assert len({(look.color, look.marker) for look in styles.values()}) == 20
+    assert len({look.color for look in styles.values()}) == 10  # the paler tab20 halves are not used
+    assert arm_styles(["a", "b", "c"]) == arm_styles(["a", "b", "c"])
 
 
 def test_the_tradeoff_takes_several_labelled_runs(write_run, tmp_path):
@@ -85,35 +87,23 @@ def test_the_svg_keeps_every_string_as_text(tmp_path):
     assert {"stale errors by age", "simulated days", "start", "end", "amnesia (n=12)"} <= set(texts)
 
 
-def _placed_by_matplotlib(ax, text, **style):
-    ax.set_title(text, **style)
-
-
 def _made_by_pyplot(nrows=1, ncols=1, *, figsize, dpi=None, **options):
     import matplotlib.pyplot as plt
 
     return plt.subplots(nrows, ncols, figsize=figsize, dpi=dpi, **options)
 
 
-@pytest.mark.parametrize(
-    ("shortcut", "matplotlibs_way"),
-    [("set_title", _placed_by_matplotlib), ("subplots", _made_by_pyplot)],
-)
-def test_every_figure_is_the_same_file_as_drawn_matplotlibs_own_way(
-    write_run, tmp_path, monkeypatch, shortcut, matplotlibs_way
-):
-    """The figures' shortcuts give the same files as matplotlib's own way, for every figure of a report:
-    `set_title` gives the title's height (matplotlib would measure the tick labels at every draw to place
-    it), and `subplots` makes the figure without pyplot (no figure manager)."""
+def test_every_figure_is_the_same_file_as_drawn_through_pyplot(write_run, tmp_path, monkeypatch):
+    """`subplots` makes the figure without pyplot (no figure manager, nothing to close in a worker): the same
+    files as pyplot's figures, for every figure of a report."""
     import matplotlib.pyplot as plt
 
-    from reports import figures, tradeoff
+    from reports import figures
     from reports.build import write_figures
 
     tables = compute_tables(write_run(tmp_path / "run"), resamples=100)
     names = write_figures(tables, tmp_path / "given", workers=0)
-    for module in (figures, tradeoff):
-        monkeypatch.setattr(module, shortcut, matplotlibs_way)
+    monkeypatch.setattr(figures, "subplots", _made_by_pyplot)
     try:
         write_figures(tables, tmp_path / "theirs", workers=0)
     finally:
@@ -218,8 +208,8 @@ def test_item_records_are_the_groupby_of_the_timeline(rows):
     st.lists(
         st.tuples(
             st.sampled_from(["no-memory", "amnesia", "full-memory", "retrieval"]),
-            st.sampled_from(["harmful", "mixed", "all"]),
-            st.integers(0, 300),
+            st.sampled_from(["harmful", "mixed", "helpful", "all"]),
+            st.integers(0, 30),
             _MAYBE,
             _MAYBE,
             _MAYBE,
@@ -228,17 +218,95 @@ def test_item_records_are_the_groupby_of_the_timeline(rows):
         unique_by=lambda row: row[:2],
     )
 )
-def test_a_stale_panel_ranks_arms_as_the_reindexed_sorted_frame(rows):
-    """`ranked_by_stale_rate` on arrays: per group, the arms ranked as the group's rows reindexed by arm and
-    stably sorted by rate (no rate first) rank them, with the same numbers (NaN for a missing arm)."""
-    from reports.figures import STALE_COLUMNS, ranked_by_stale_rate
+def test_every_stale_panel_has_the_arms_in_one_order_and_enough_probes(rows):
+    """`stale_panels`: a panel per group where some arm has MIN_PANEL_PROBES stale probes, each listing the
+    given arms in the given order (NaN for an arm the group lacks); every other group is named with its
+    probe count."""
+    from reports.figures import MIN_PANEL_PROBES, STALE_COLUMNS, stale_panels
 
     summary = pd.DataFrame(rows, columns=["arm", "group", *STALE_COLUMNS])
-    arms = ["amnesia", "no-memory", "retrieval", "full-memory"]
-    panels = ranked_by_stale_rate(summary, arms, ["mixed", "harmful", "all"])
-    assert list(panels) == ["mixed", "harmful", "all"]
-    for group, (ranked, table) in panels.items():
-        part = summary[summary["group"] == group].set_index("arm").reindex(arms)
-        part = part.assign(_rank=part["stale_error_rate"].fillna(-1.0)).sort_values("_rank", kind="stable")
-        assert ranked == list(part.index)
-        np.testing.assert_array_equal(table, part[STALE_COLUMNS].to_numpy(dtype=float).T)
+    arms = ["retrieval", "amnesia", "no-memory", "full-memory"]
+    panels, left_out = stale_panels(summary, arms)
+    groups = list(dict.fromkeys(summary["group"]))
+    assert set(panels) | {entry.split(" (")[0] for entry in left_out} == set(groups)
+    for group in groups:
+        part = summary[summary["group"] == group].set_index("arm").reindex(arms)[STALE_COLUMNS]
+        most = part["stale_probes"].max()
+        if group in panels:
+            assert most >= MIN_PANEL_PROBES
+            assert list(panels[group].index) == arms
+            np.testing.assert_array_equal(panels[group].to_numpy(dtype=float), part.to_numpy(dtype=float))
+        else:
+            count = 0 if pd.isna(most) else int(most)
+            assert f"{group} ({count} probe{'' if count == 1 else 's'})" in left_out
+
+
+def _timeline(rows, forgotten_at=0.05, zero_at_ttl=True):
+    from reports.figurepool import Timeline
+
+    columns = ["item_id", "event", "sim_time", "strength", "ttl", "curve", "pinned", "content"]
+    events = pd.DataFrame(rows, columns=columns)
+    return Timeline("amnesia", "t", events, 40 * 86400.0, 0.3, forgotten_at, 3.0, zero_at_ttl)
+
+
+def test_a_forgotten_item_s_line_ends_where_its_strength_drops_and_a_kept_one_at_the_horizon():
+    from reports.figures import item_curve, item_records
+
+    day = 86400.0
+    timeline = _timeline([
+        ("m-1", "write", 0.0, 1.0, 10 * day, "flat", False, "expires at its ttl, swept later"),
+        ("m-1", "forget", 14 * day, None, None, None, None, None),
+        ("m-2", "write", 0.0, 1.0, 10 * day, "flat", False, "superseded on day 3"),
+        ("m-2", "forget", 3 * day, None, None, None, None, None),
+        ("m-3", "write", 0.0, 1.0, 100 * day, "ebbinghaus", False, "never forgotten"),
+        ("m-3", "touch", 5 * day, 1.0, None, None, None, None),
+    ])  # fmt: skip
+    items = item_records(timeline.events)
+    times, values, _ = item_curve(items["m-1"], timeline)
+    assert times[-1] == pytest.approx(10 * day, rel=0.01) and values[-1] == 0.0  # the drop, not the sweep
+    assert (values[:-1] >= 0.05).all()
+    times, values, _ = item_curve(items["m-2"], timeline)
+    assert times[-1] == 3 * day and values[-1] == 1.0  # forgotten while strong: ends at its forget
+    times, values, touches = item_curve(items["m-3"], timeline)
+    assert times[-1] == 40 * day and touches == [(5 * day, 1.0)]
+
+
+def test_a_timeline_draws_at_most_eight_items_the_forgotten_first_in_write_order():
+    from reports.figures import TIMELINE_ITEMS, item_records, timeline_items
+
+    rows = [(f"m-{i:02d}", "write", float(i), 1.0, 86400.0, "flat", False, f"item {i}") for i in range(12)]
+    rows += [(f"m-{i:02d}", "forget", 100.0 + i, None, None, None, None, None) for i in (3, 9, 11)]
+    shown = timeline_items(item_records(_timeline(rows).events))
+    assert len(shown) == TIMELINE_ITEMS == 8
+    # the three forgotten ones and the first five kept, drawn in write order
+    assert shown == ["m-00", "m-01", "m-02", "m-03", "m-04", "m-05", "m-09", "m-11"]
+
+
+def test_labels_placed_beside_crowded_points_do_not_cover_each_other():
+    """A sweep's case: two arms' paths of six points each, the points closer together than their labels
+    are long: every label lands beside its point, and no two overlap once drawn."""
+    from reports.figures import place_labels
+
+    fig, ax = subplots(figsize=(7, 5), dpi=DPI)
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    points = np.array([(0.2 + 0.03 * i, 0.4 + 0.01 * i + 0.04 * arm) for arm in range(2) for i in range(6)])
+    ax.plot(points[:, 0], points[:, 1], "o")
+    place_labels(ax, points, [f"p{i:03d}" for i in range(12)], ["k"] * 12, fontsize=7)
+    renderer = fig.canvas.get_renderer()
+    boxes = [text.get_window_extent(renderer) for text in ax.texts]
+    assert len(boxes) == 12
+    assert [(i, j) for i in range(12) for j in range(i) if boxes[i].overlaps(boxes[j])] == []
+    anchors = ax.transData.transform(points)
+    for box, (x, y) in zip(boxes, anchors, strict=True):  # beside its point: the far ring at most
+        assert box.x0 - 5 * box.height <= x <= box.x1 + 5 * box.height
+        assert box.y0 - 5 * box.height <= y <= box.y1 + 5 * box.height
+
+
+def test_the_legend_names_arms_drawn_on_one_spot_together():
+    from reports.figures import same_points
+
+    rows = pd.DataFrame(
+        {"arm": ["a", "b", "c", "d"], "x": [1.0, 2.0, 1.0, 1.0000001], "y": [0.5, 0.5, 0.5, 0.5]}
+    )
+    assert same_points(rows, "x", "y") == [["a", "c", "d"], ["b"]]
