@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 help="provider/model or provider:model: scripted, scripted/newest (also first, last, "
-                "uniform), openai/<m>, gguf/<m> (amnesia-bench list models)."
+                "temporal, uniform), openai/<m>, gguf/<m> (amnesia-bench list models)."
             ),
         ] = ("scripted"),
         seed: Annotated[int, typer.Option(help="Run seed; each (arm, task) stream derives from it.")] = 0,

@@ -34,8 +34,14 @@ SUMMARY_COLUMNS = (
     ("stale_error_rate", "stale-error", True),
     ("poison_error_rate", "poison-error", True),
     ("false_forgetting_rate", "false-forgetting", True),
-    ("stale_injection_rate", "stale-injection", True),
     ("context_tokens", "context tokens/task", False),
+)
+# The model-free level (what reached the prompt), shown before the answers.
+EXPOSURE_COLUMNS = (
+    ("expected_exposed_rate", "expected value in prompt", True),
+    ("stale_exposed_rate", "stale value in prompt", True),
+    ("poison_exposed_rate", "poison value in prompt", True),
+    ("stale_injection_rate", "stale-injection", True),
 )
 
 
@@ -218,6 +224,44 @@ def _manifest_section(data: RunData) -> list[str]:
 
 
 PROBE_COLUMNS = tuple(c for c in SUMMARY_COLUMNS if c[0] in PROBE_RATES)
+PROBE_EXPOSURE_COLUMNS = tuple(c for c in EXPOSURE_COLUMNS if c[0] in PROBE_RATES)
+
+
+def exposure_line(summary: pd.DataFrame) -> str:
+    """The model-free level in one sentence per arm, over all groups: the share of probes whose prompt held
+    an expected, a stale and a poison value (of the probes that list one)."""
+    rows = [row for row in records(summary) if row["group"] == "all"]
+    if not rows or "expected_exposed_rate" not in summary.columns:
+        return ""
+
+    def share(value: float) -> str:
+        return "–" if value is None or math.isnan(value) else f"{value * 100:.1f}%"
+
+    parts = [
+        f"`{row['arm']}` {share(row['expected_exposed_rate'])} / {share(row['stale_exposed_rate'])} / "
+        f"{share(row['poison_exposed_rate'])}"
+        for row in rows
+    ]
+    return (
+        "Exposure (model-free, over all groups): probes whose prompt held an expected / a stale / a poison "
+        f"value, of the probes that list one: {'; '.join(parts)}. The lines below compare answers."
+    )
+
+
+def models_line(data: RunData) -> str:
+    """What the answers tables measure, by the models that gave them: a scripted model's answers restate
+    exposure."""
+    models = sorted({run.model for run in data.runs})
+    scripted = [m for m in models if m.startswith("scripted")]
+    named = ", ".join(f"`{m}`" for m in models)
+    if not scripted:
+        return f"Answers of {named}: what the model did with what reached its prompt."
+    return (
+        f"Answers of {named}. A scripted model ({', '.join(f'`{m}`' for m in scripted)}) answers only with "
+        "one of the probe's own values that is in its prompt, chosen by a fixed rule (docs/models.md), or "
+        "abstains: its answers restate the exposure above through that rule; they are not evidence of "
+        "how an agent would answer."
+    )
 
 
 def _age_note(by_age: pd.DataFrame) -> str:
@@ -241,6 +285,8 @@ def render(tables: ReportTables, figures: list[str], resamples: int = DEFAULT_RE
         "",
         *oracle_lines([run.manifest for run in data.runs]),
         *limit_note(data),
+        exposure_line(tables.summary),
+        "",
         headline(tables.paired_groups, tables.paired_categories),
         "",
         benefit_line(tables.benefit, data),
@@ -267,7 +313,19 @@ def render(tables: ReportTables, figures: list[str], resamples: int = DEFAULT_RE
         "only, c = for the reference only). MDE = (z₀.₉₇₅ + z₀.₈) × bootstrap SE of the difference. "
         "Definitions: docs/reports.md.",
         "",
-        "## Results by arm and group (`all` = overall)",
+        "## Exposure by arm and group: what reached the prompt (model-free)",
+        "",
+        "The share of probes whose prompt held one of their expected values (of probes that list one), a "
+        "stale value (of probes that list stale values) and a poison value (of probes that list poison "
+        "values), read before the model answers (the model's own earlier answers left out: "
+        "tasks/exposure.py); and the stale-injection rate (of model calls). These depend on the arm and the "
+        "task only.",
+        "",
+        table(tables.summary, ["arm", "group"], EXPOSURE_COLUMNS),
+        "",
+        "## Answers by arm and group (`all` = overall)",
+        "",
+        models_line(data),
         "",
         table(tables.summary, ["arm", "group"]),
         "",
@@ -276,7 +334,11 @@ def render(tables: ReportTables, figures: list[str], resamples: int = DEFAULT_RE
     ]
     if not tables.mechanisms.empty:
         lines += [
-            "## Results by mechanism",
+            "## Exposure by mechanism (model-free)",
+            "",
+            table(tables.mechanisms, ["arm", "mechanism"], PROBE_EXPOSURE_COLUMNS),
+            "",
+            "## Answers by mechanism",
             "",
             table(tables.mechanisms, ["arm", "mechanism"], PROBE_COLUMNS),
             "",

@@ -30,6 +30,7 @@ from reports.stats import (
     ratio,
     sign_flip_p,
 )
+from tasks.exposure import KINDS
 
 CLUSTER = "task_id"
 # metric -> (numerator column, denominator column) of the per-task table
@@ -40,6 +41,9 @@ RATES: dict[str, tuple[str, str]] = {
     "abstention_rate": ("abstained", "probes"),
     "false_forgetting_rate": ("false_forgets", "ff_eligible"),
     "stale_injection_rate": ("stale_injection_calls", "model_calls"),
+    "expected_exposed_rate": ("expected_exposed", "expect_probes"),
+    "stale_exposed_rate": ("stale_exposed", "stale_exposure_probes"),
+    "poison_exposed_rate": ("poison_exposed", "poison_exposure_probes"),
     "context_tokens": ("context_tokens", "tasks"),
     "injected_tokens": ("injected_tokens", "tasks"),
     "steps": ("model_calls", "tasks"),
@@ -52,8 +56,13 @@ PROBE_RATES = (
     "poison_error_rate",
     "abstention_rate",
     "false_forgetting_rate",
+    "expected_exposed_rate",
+    "stale_exposed_rate",
+    "poison_exposed_rate",
 )
-COUNTS = ["tasks", "probes", "stale_probes", "poison_probes", "ff_eligible", "model_calls",
+# The model-free level: what reached the prompt at a probe (tasks.exposure), whichever model then answers.
+EXPOSURE_RATES = ("expected_exposed_rate", "stale_exposed_rate", "poison_exposed_rate")
+COUNTS = ["tasks", "probes", "expect_probes", "stale_probes", "poison_probes", "ff_eligible", "model_calls",
           "inject_only_items", "stale_inject_only_items"]  # fmt: skip
 # Metrics compared between arms (and between runs by `compare` and `check`).
 PAIRED_METRICS = (
@@ -80,10 +89,19 @@ UNLABELLED = "unlabelled"  # probes whose `mechanism` is ""
 
 
 def probe_flags(probes: pd.DataFrame) -> pd.DataFrame:
-    """`probes` with one boolean column per count a metric is built from (correct, stale_probes, ...)."""
+    """`probes` with one boolean column per count a metric is built from (correct, stale_probes, ...). A
+    probe whose exposure is unknown (`exposed` None) counts in no exposure rate."""
     cls = probes["classification"]
-    has_stale = probes["stale"].apply(len) > 0 if len(probes) else pd.Series([], dtype=bool)
-    has_poison = probes["poison"].apply(len) > 0 if len(probes) else pd.Series([], dtype=bool)
+    has_expect, has_stale, has_poison = (
+        probes[kind].apply(len) > 0
+        if len(probes) and kind in probes.columns
+        else pd.Series(False, probes.index)
+        for kind in KINDS
+    )
+    exposed = probes["exposed"].tolist() if "exposed" in probes.columns else [None] * len(probes)
+    dicts = [found if isinstance(found, dict) else None for found in exposed]
+    known = np.array([found is not None for found in dicts], dtype=bool)
+    held = {kind: np.array([bool(f and f.get(kind)) for f in dicts], dtype=bool) for kind in KINDS}
     eligible = (probes["group"] == "helpful") & ~probes["abstain"].astype(bool) if len(probes) else has_stale
     return probes.assign(
         probe=True,
@@ -95,11 +113,18 @@ def probe_flags(probes: pd.DataFrame) -> pd.DataFrame:
         abstained=cls == "abstained",
         ff_eligible=eligible,
         false_forgets=eligible & (cls == "abstained"),
+        expect_probes=has_expect & known,
+        expected_exposed=has_expect & known & held["expect"],
+        stale_exposure_probes=has_stale & known,
+        stale_exposed=has_stale & known & held["stale"],
+        poison_exposure_probes=has_poison & known,
+        poison_exposed=has_poison & known & held["poison"],
     )
 
 
 _PROBE_COUNTS = ["correct", "stale_probes", "stale_errors", "poison_probes", "poison_errors", "abstained",
-                 "ff_eligible", "false_forgets"]  # fmt: skip
+                 "ff_eligible", "false_forgets", "expect_probes", "expected_exposed", "stale_exposure_probes",
+                 "stale_exposed", "poison_exposure_probes", "poison_exposed"]  # fmt: skip
 _LABELS = ("group", "category", "lang", "model")
 
 

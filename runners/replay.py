@@ -25,6 +25,7 @@ from arms.base import ArmContext, MemoryContext, SessionInfo
 from runners.armconfig import ArmSpec
 from runners.evidence import EvidenceTracker
 from runners.toolloop import ToolInvocation, ToolRound, run_tool_loop
+from tasks.exposure import exposed_values
 from tasks.logschema import (
     InjectionRecord,
     LogWriter,
@@ -257,6 +258,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                     candidates=turn.probe.candidates if turn.probe else (),
                     is_probe=turn.probe is not None,
                     seed=_turn_seed(job.seed, turn_ordinal),
+                    now=clock.now(),
                 )
                 turn_ordinal += 1
                 tools = arm.tools
@@ -292,6 +294,9 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                             ),
                             gold_answer=turn.probe.answer,
                             not_asserting=list(turn.probe.not_asserting) or None,
+                            exposed=exposed_values(
+                                messages, turn.probe.expect, turn.probe.stale, turn.probe.poison
+                            ),
                         )
                     )
                 arm.observe_answer(turn.user, response.text, context)

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, NamedTuple, TextIO
 
 from amnesia.clock import Clock
 from tasks.errors import ReportInputError
+from tasks.exposure import TurnPrompts
 
 LOG_FORMAT_VERSION = 1
 READABLE_VERSIONS = (1,)
@@ -253,6 +254,9 @@ class ProbeRecord(Record):
     gold_answer: str | None = omit_default()  # the dataset's free-text answer, for token F1
     # the probe's not_asserting phrases (None when it has none): `rescore` needs them to score as the run did
     not_asserting: list[str] | None = omit_default()  # noqa: RUF009
+    # {expect, stale, poison} -> the probe's values its prompt held (`tasks.exposure`, model-free); absent in
+    # logs written before it was logged: their summary works it out from the turn's first model_call
+    exposed: dict[str, list[str]] | None = omit_default()  # noqa: RUF009
 
 
 @dataclass(kw_only=True)
@@ -308,7 +312,7 @@ def log_filename(task_id: str) -> str:
     return task_id.replace("/", "__") + ".jsonl"
 
 
-SUMMARY_VERSION = 1  # a summary of another version is ignored and worked out again from the records
+SUMMARY_VERSION = 2  # a summary of another version is ignored and worked out again from the records
 # The columns of a summary's record families, in the order the report's frames hold them (each family's
 # rows: one per model call, injection, probe, memory event). The values are those of the records, except:
 # `item_ids` (the injected items' ids, from `items`), `event` (the memory record type without "memory_")
@@ -320,7 +324,7 @@ SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "injections": ("sim_time", "session_index", "turn_index", "block", "tokens", "budget_tokens", "item_ids"),
     "probes": ("sim_time", "session_index", "turn_index", "expect", "stale", "poison", "abstain", "answer",
                "classification", "fact_changed_at", "mechanism", "evidence_memories", "gold_answer",
-               "tool_calls"),
+               "exposed", "tool_calls"),
     "memory": ("sim_time", "event", "item_id", "content", "key", "source", "ttl", "pinned", "curve",
                "strength", "reason", "expires_at"),
 }  # fmt: skip
@@ -344,6 +348,7 @@ class PairSummary:
     def __init__(self) -> None:
         self._rows: dict[str, list[tuple[Any, ...]]] = {family: [] for family in SUMMARY_COLUMNS}
         self._tools: dict[tuple[int, int], int] = {}  # (session, turn) -> tool calls the model made
+        self._prompts = TurnPrompts()  # the exposure of a probe record written without its own
         self._horizon: float | None = None
         self._add: dict[str, Callable[[float, Any], None]] = {
             ModelCall.TYPE: self._call,
@@ -375,6 +380,7 @@ class PairSummary:
                 **families}  # fmt: skip
 
     def _call(self, sim_time: float, fields: dict[str, Any]) -> None:
+        self._prompts.see_call(fields)
         self._rows["calls"].append((sim_time, *_CALL_VALUES(fields), bool(fields.get("cached", False))))
 
     def _injection(self, sim_time: float, fields: dict[str, Any]) -> None:
@@ -384,12 +390,13 @@ class PairSummary:
         ))  # fmt: skip
 
     def _probe(self, sim_time: float, fields: dict[str, Any]) -> None:
-        found = fields.get("evidence_memories")
+        found, exposed = fields.get("evidence_memories"), self._prompts.exposure(fields)
         self._rows["probes"].append((
             sim_time, fields["session_index"], fields["turn_index"], list(fields["expect"]),
             list(fields["stale"]), list(fields["poison"]), bool(fields["abstain"]), fields["answer"],
             fields["classification"], fields.get("fact_changed_at"), fields.get("mechanism") or "",
             dict(found) if found is not None else None, fields.get("gold_answer"),
+            {kind: list(values) for kind, values in exposed.items()} if exposed is not None else None,
         ))  # fmt: skip
 
     def _tool_call(self, sim_time: float, fields: dict[str, Any]) -> None:

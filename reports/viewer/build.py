@@ -28,6 +28,7 @@ from reports.logread import expand_run_dirs, read_log_file, read_manifest
 from reports.staging import staged_folder
 from reports.viewer.transitions import with_stale_transitions
 from tasks.errors import ReportInputError
+from tasks.exposure import fill_exposure
 from tasks.logschema import ModelCall, ProbeRecord, TaskStart, ToolCall
 
 ASSETS = ("index.html", "viewer.js", "viewer.css")
@@ -36,6 +37,10 @@ _DROPPED_KEYS = ("v", "arm", "task_id")  # the same for every record of a pair: 
 _COUNTED = (
     "tasks",
     "probes",
+    "expect_probes",
+    "expected_exposed",
+    "stale_exposed",
+    "poison_exposed",
     "correct",
     "stale_probes",
     "stale_errors",
@@ -47,6 +52,9 @@ _COUNTED = (
     "context_tokens",
     "tool_calls",
 )
+
+
+_EXPOSED = (("expect", "expected"), ("stale", "stale"), ("poison", "poison"))  # exposed kind, count prefix
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,9 @@ class Column:
 
 # The shares the summary gives with a 95% CI: name -> (numerator, denominator) of `_pair_counts`.
 _SHARES = {
+    "expected_exposed": ("expected_exposed", "expect_probes"),
+    "stale_exposed": ("stale_exposed", "stale_probes"),
+    "poison_exposed": ("poison_exposed", "poison_probes"),
     "success": ("correct", "probes"),
     "stale_error": ("stale_errors", "stale_probes"),
     "poison_error": ("poison_errors", "poison_probes"),
@@ -134,9 +145,12 @@ def _pair_counts(records: list[dict[str, Any]]) -> dict[str, int]:
     probes = [r for r in records if r["type"] == ProbeRecord.TYPE]
     calls = [r for r in records if r["type"] == ModelCall.TYPE]
     classes = [p["classification"] for p in probes]
+    exposed = [p.get("exposed") or {} for p in probes]  # filled in for older logs (`_read_pairs`)
     return {
         "tasks": 1,
         "probes": len(probes),
+        "expect_probes": sum(bool(p["expect"]) for p in probes),
+        **{f"{name}_exposed": sum(bool(found.get(kind)) for found in exposed) for kind, name in _EXPOSED},
         "correct": classes.count("correct"),
         "stale_probes": sum(bool(p["stale"]) for p in probes),
         "stale_errors": sum(bool(p["stale"]) and p["classification"] == "stale" for p in probes),
@@ -171,7 +185,14 @@ def _task_files(columns: list[Column]) -> list[str]:
 def _read_pairs(columns: list[Column]) -> Iterator[tuple[str, dict[str, list[dict[str, Any]]]]]:
     """(log file name, {column label: records}) per task, one task at a time (memory stays flat)."""
     for name in _task_files(columns):
-        yield name, {c.label: read_log_file(c.logs / name) for c in columns if (c.logs / name).is_file()}
+        yield (
+            name,
+            {
+                c.label: fill_exposure(read_log_file(c.logs / name))
+                for c in columns
+                if (c.logs / name).is_file()
+            },
+        )
 
 
 def _task_payload(pairs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

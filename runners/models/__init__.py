@@ -1,6 +1,6 @@
 """Model adapters, resolved from a spec string `provider:model` or `provider/model` (as other tools write
-it): `scripted`, `scripted:first|last|newest|uniform`, `scripted:tools[-first|last|newest]` (calls the arm's
-recall tool when its prompt lacks the answer), `openai:<model>`, `gguf:<short name or path>`;
+it): `scripted`, `scripted:first|last|newest|temporal|uniform`, `scripted:tools[-first|last|newest]` (calls
+the arm's recall tool when its prompt lacks the answer), `openai:<model>`, `gguf:<short name or path>`;
 `openai/gpt-4o-mini`, `gguf/smollm2-135m`, `scripted/newest` are the same models.
 
 `PROVIDERS` maps each prefix to its adapter's `from_spec(argument) -> Model` (the text after the separator,

@@ -10,6 +10,12 @@ strategy:
 - `first` / `last`: the value mentioned earliest / latest in the prompt;
 - `newest`: trusts the most recently written memory — the value on the memory line with the smallest
   `written <duration> ago`; when no candidate sits on a dated line, the value mentioned latest in the prompt.
+- `temporal`: a careful reader of the block, with no memory policy of its own. It sets aside a value on a
+  line marked `untrusted`, and a value on a memory line whose text states an end that has passed ("until
+  Friday", "for the next 3 days": `amnesia.deadlines.read_deadline`, read at the line's write time, which is
+  the call's time `request.now` minus its `written ... ago`); of what is left it answers like `newest`, and it
+  abstains when nothing is left. Without `request.now` it cannot tell whether an end has passed and keeps
+  every line.
 
 When no candidate is present it abstains ("I don't know."). Non-probe turns get a short acknowledgement.
 
@@ -32,16 +38,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from amnesia.deadlines import read_deadline
 from amnesia.durations import parse_duration
 from amnesia.tokens import count_tokens
 from tasks.modelapi import Message, ModelRequest, ModelResponse
 from tasks.scoring import find_mentions
 
-Strategy = Literal["uniform", "first", "last", "newest"]
-STRATEGIES: tuple[Strategy, ...] = ("uniform", "first", "last", "newest")
+Strategy = Literal["uniform", "first", "last", "newest", "temporal"]
+STRATEGIES: tuple[Strategy, ...] = ("uniform", "first", "last", "newest", "temporal")
 ABSTAIN_TEXT = "I don't know."
 ACK_TEXT = "OK, noted."
 _WRITTEN_AGO = re.compile(r"written (\d[0-9wdhms]*) ago")
+_LINE_SEPARATOR = " · "  # between the parts of a memory line (amnesia.selection, arms.arm_kit.memory_line)
+_UNTRUSTED_MARK = "untrusted"  # the part right after `written ... ago` on a line from an untrusted source
 TOOLS_PREFIX = "tools"
 # The recall/search tool of each arm, in the order the tool-using variant looks for them.
 RECALL_TOOLS = ("recall_from_clues", "memory_search", "amnesia_recall")
@@ -65,6 +74,8 @@ class _Occurrence:
     value: str
     position: int  # offset in the concatenated prompt text
     age: float | None  # seconds since the memory line was written, when the mention sits on a dated line
+    untrusted: bool = False  # the dated line is marked as coming from an untrusted source
+    statement: str = ""  # the dated line's text after `written ... ago` (where a stated end is read)
 
 
 def _context_text(messages: list[Message]) -> str:
@@ -73,36 +84,60 @@ def _context_text(messages: list[Message]) -> str:
     return "\n".join(str(m.get("content") or "") for i, m in enumerate(messages) if i != last_user)
 
 
-def _line_age(text: str, position: int) -> float | None:
+def _occurrence(text: str, value: str, position: int) -> _Occurrence:
+    """The mention of `value` at `position`, with what its line says when it is a dated memory line."""
     line_start = text.rfind("\n", 0, position) + 1
     line_end = text.find("\n", position)
     line = text[line_start : line_end if line_end >= 0 else len(text)]
     match = _WRITTEN_AGO.search(line)
-    return parse_duration(match.group(1), field="written ago") if match else None
+    if match is None:
+        return _Occurrence(value, position, None)
+    rest = line[match.end() :].removeprefix(_LINE_SEPARATOR)
+    untrusted = rest.startswith(_UNTRUSTED_MARK + _LINE_SEPARATOR)
+    age = parse_duration(match.group(1), field="written ago")
+    return _Occurrence(value, position, age, untrusted, rest)
 
 
 @lru_cache(maxsize=256)  # the arms of a task often build the same prompt (nothing forgotten yet)
 def _occurrences(text: str, candidates: tuple[str, ...]) -> tuple[_Occurrence, ...]:
     return tuple(
-        _Occurrence(m.value, m.start, _line_age(text, m.start))
-        for m in find_mentions(text, candidates)
-        if not m.negated
+        _occurrence(text, m.value, m.start) for m in find_mentions(text, candidates) if not m.negated
     )
 
 
+def _lapsed(occurrence: _Occurrence, now: float | None) -> bool:
+    """Whether the occurrence's memory line states an end that is past at `now` (unknown `now`: never)."""
+    if now is None or occurrence.age is None:
+        return False
+    end = read_deadline(occurrence.statement, now - occurrence.age)
+    return end is not None and end.end <= now
+
+
+def _newest(occurrences: Sequence[_Occurrence]) -> str:
+    dated = [o for o in occurrences if o.age is not None]
+    if not dated:
+        return occurrences[-1].value
+    return min(dated, key=lambda o: (o.age, -o.position)).value
+
+
 def choose(
-    strategy: Strategy, occurrences: Sequence[_Occurrence], candidates: tuple[str, ...], seed: int
-) -> str:
-    """The value to answer with; `occurrences` is non-empty and in prompt order."""
+    strategy: Strategy,
+    occurrences: Sequence[_Occurrence],
+    candidates: tuple[str, ...],
+    seed: int,
+    now: float | None = None,
+) -> str | None:
+    """The value to answer with, or None to abstain (only `temporal` does, when it sets every occurrence
+    aside); `occurrences` is non-empty and in prompt order; `now`: the call's time (`temporal` only)."""
     if strategy == "first":
         return occurrences[0].value
     if strategy == "last":
         return occurrences[-1].value
     if strategy == "newest":
-        dated = [o for o in occurrences if o.age is not None]
-        if not dated:
-            return occurrences[-1].value
-        return min(dated, key=lambda o: (o.age, -o.position)).value
+        return _newest(occurrences)
+    if strategy == "temporal":
+        kept = [o for o in occurrences if not o.untrusted and not _lapsed(o, now)]
+        return _newest(kept) if kept else None
     present = {o.value for o in occurrences}
     return random.Random(seed).choice([c for c in candidates if c in present])
 
@@ -112,6 +147,7 @@ _STRATEGY_NOTES: dict[Strategy, str] = {
     "first": "the value mentioned earliest in the prompt",
     "last": "the value mentioned latest in the prompt",
     "newest": "the value on the most recently written memory line",
+    "temporal": "a careful reader: skips untrusted lines and lines whose stated end has passed, then newest",
 }
 
 
@@ -191,7 +227,9 @@ class ScriptedModel:
         occurrences = _occurrences(_context_text(request.messages), tuple(request.candidates))
         if not occurrences:
             return ABSTAIN_TEXT
-        return choose(self.strategy, occurrences, request.candidates, request.seed)
+        return (
+            choose(self.strategy, occurrences, request.candidates, request.seed, request.now) or ABSTAIN_TEXT
+        )
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         prompt_tokens = sum(_message_tokens(str(m.get("content") or "")) for m in request.messages)

@@ -77,8 +77,9 @@ def test_models_lists_every_provider_and_each_scripted_spec_resolves() -> None:
     lines = _list("models")
     assert {line.split("/")[0] for line in lines} == set(PROVIDERS.names())
     scripted = [line.split()[0] for line in lines if line.startswith("scripted/")]
-    plain = ["scripted/uniform", "scripted/first", "scripted/last", "scripted/newest"]
-    with_tools = ["scripted/tools", "scripted/tools-first", "scripted/tools-last", "scripted/tools-newest"]
+    plain = ["scripted/uniform", "scripted/first", "scripted/last", "scripted/newest", "scripted/temporal"]
+    with_tools = ["scripted/tools", "scripted/tools-first", "scripted/tools-last", "scripted/tools-newest",
+                  "scripted/tools-temporal"]  # fmt: skip
     assert scripted == plain + with_tools
     for spec in scripted:
         described = resolve_model(spec).describe()

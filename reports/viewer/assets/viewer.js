@@ -225,15 +225,20 @@
       return order.indexOf(a.column) - order.indexOf(b.column) ||
         GROUP_ORDER.indexOf(a.group) - GROUP_ORDER.indexOf(b.group);
     });
-    var head = ["arm", "group", "tasks", "probes", "success", "stale-error", "poison-error", "abstained",
-      "wrong", "context tokens/task", "model calls", "tool calls"];
+    var head = ["arm", "group", "tasks", "probes", "expected in prompt", "stale in prompt", "poison in prompt",
+      "success", "stale-error", "poison-error", "abstained", "wrong", "context tokens/task", "model calls",
+      "tool calls"];
     return el("table", { className: "summary", id: "summary" },
       el("thead", null, el("tr", null, head.map(function (h) { return el("th", { text: h }); }))),
       el("tbody", null, rows.map(function (r) {
         var ci = r.ci || {};
         return el("tr", { className: r.group === "all" ? "total" : null },
           el("td", { text: r.column }), el("td", { text: r.group }), el("td", { text: r.tasks }),
-          el("td", { text: r.probes }), el("td", { text: share(r.correct, r.probes, ci.success) }),
+          el("td", { text: r.probes }),
+          el("td", { className: "exposure", text: share(r.expected_exposed, r.expect_probes, ci.expected_exposed) }),
+          el("td", { className: "exposure", text: share(r.stale_exposed, r.stale_probes, ci.stale_exposed) }),
+          el("td", { className: "exposure", text: share(r.poison_exposed, r.poison_probes, ci.poison_exposed) }),
+          el("td", { text: share(r.correct, r.probes, ci.success) }),
           el("td", { text: share(r.stale_errors, r.stale_probes, ci.stale_error) }),
           el("td", { text: share(r.poison_errors, r.poison_probes, ci.poison_error) }),
           el("td", { text: share(r.abstained, r.probes, ci.abstained) }),
@@ -294,7 +299,10 @@
       el("details", { className: "overview", open: true }, el("summary", { text: "Runs and summary" }),
         runSection(), summaryTable(),
         el("p", { className: "note", text: "Shares of probes with their 95% CI in brackets (bootstrap over tasks, " +
-          "as `amnesia-bench report` gives them). Stale-error: stale answers / probes that list stale values." })),
+          "as `amnesia-bench report` gives them). Exposure first (model-free): \"stale in prompt\" = probes whose " +
+          "prompt held a stale value / probes that list stale values (likewise expected, poison). Then the " +
+          "answers: stale-error = stale answers / probes that list stale values. A scripted model's answers " +
+          "restate exposure: it only picks among the probe's values found in its prompt." })),
       el("h2", { text: "Tasks" }), controls, answerLegend(), pager(), table, pager(),
     ]);
 
@@ -388,6 +396,15 @@
     ];
   }
 
+  // The probe's values its prompt held (model-free; null: unknown).
+  function exposureLine(exposed) {
+    if (!exposed) return null;
+    var found = ["expect", "stale", "poison"].filter(function (kind) { return (exposed[kind] || []).length; });
+    return el("div", { className: "exposure" }, el("span", { className: "label", text: "in the prompt:" }),
+      found.length ? found.map(function (kind) { return valueList(kind, exposed[kind], []); })
+        : el("span", { className: "values", text: "none of its values" }));
+  }
+
   function valueList(name, values, matched) {
     return el("span", { className: "values" }, el("span", { className: "label", text: name + ":" }),
       (values || []).map(function (value) {
@@ -467,6 +484,7 @@
             r.stale.length ? valueList("stale", r.stale, matched.stale) : null,
             r.poison.length ? valueList("poison", r.poison, matched.poison) : null,
             r.abstain ? el("span", { className: "values", text: "abstaining is correct" }) : null),
+          exposureLine(r.exposed),
           el("pre", { className: "answer" }, highlighted(r.answer, candidateMarks(r, true))));
       case "session_end":
         return line("quiet", r, "session " + r.session_id + " ends", []);
