@@ -19,9 +19,10 @@ class ModelRequest:
     seed: int = 0  # per-call seed derived from (run seed, arm, task id, call index)
     tools: list[dict] | None = None  # OpenAI tools schema, for agent-managed memory mode
     max_tokens: int = 128
-    # The simulated clock at the call (Unix seconds; the replay starts at 0.0, 1970-01-01 UTC): the date a
-    # deployed agent knows. The prompt does not show it; only the scripted `temporal` reader reads it, to tell
-    # whether an end a memory states ("until Friday") has passed. Real models must ignore it.
+    # The simulated clock at the call (Unix seconds; the replay starts at the task's stated start, else at
+    # 0.0, 1970-01-01 UTC): the date a deployed agent knows. The prompt does not show it; only the scripted
+    # `temporal` reader reads it, to tell whether an end a memory states ("until Friday") has passed. Real
+    # models must ignore it.
     now: float | None = None
 
 
