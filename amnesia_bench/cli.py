@@ -93,3 +93,7 @@ def main() -> None:
     code = run()
     gc.freeze()
     sys.exit(code)
+
+
+if __name__ == "__main__":  # `python -m amnesia_bench.cli ...` as the console script (it did nothing)
+    main()

@@ -71,7 +71,9 @@ def register(app: typer.Typer) -> None:
         ttl_policy: TtlPolicy = "none",
         question_type: Annotated[
             list[str] | None,
-            typer.Option("--question-type", help="Keep only this question type (repeatable)."),
+            typer.Option(
+                "--question-type", metavar="TYPE", help="Keep only this question type (repeatable)."
+            ),
         ] = None,
         limit: Limit = None,
     ) -> None:

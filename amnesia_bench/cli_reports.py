@@ -19,13 +19,16 @@ FigureStyleChoice = Literal["report", "paper", "paper-wide"]  # the keys of repo
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report_command(
-        runs: Annotated[list[Path], typer.Argument(help="Run folder(s); seeds of one design are pooled.")],
+        runs: Annotated[
+            list[Path],
+            typer.Argument(help="Run folder(s); seeds of one design are pooled."),
+        ],
         out: Annotated[Path | None, typer.Option(help="Output folder (default: FIRST_RUN/report).")] = None,
         resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 2000,
         timeline_task: Annotated[str | None, typer.Option(help="Task id for the strength timeline.")] = None,
         reference: Annotated[
             list[str] | None,
-            typer.Option(help="Also compare every arm with this arm, paired (repeatable)."),
+            typer.Option(metavar="ARM", help="Also compare every arm with this arm, paired (repeatable)."),
         ] = None,
         progress: Annotated[bool, typer.Option(help="One line per phase on stderr.")] = True,
         arms: Annotated[
@@ -90,7 +93,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command("view")
     def view_command(
-        runs: Annotated[list[Path], typer.Argument(help="Run folder(s) to browse together.")],
+        runs: Annotated[
+            list[Path],
+            typer.Argument(help="Run folder(s), or folders of runs, to browse together."),
+        ],
         out: Annotated[Path | None, typer.Option(help="Site folder (default: FIRST_RUN/view).")] = None,
     ) -> None:
         """Write a static site to browse the runs: open OUT/index.html from disk (no server, no network)."""
@@ -102,8 +108,12 @@ def register(app: typer.Typer) -> None:
     @app.command("check")
     def check_command(
         run: Annotated[Path, typer.Argument(help="Run folder (or a summary.csv).")],
-        max_: Annotated[list[str] | None, typer.Option("--max", help="metric:arm:group=limit (<=).")] = None,
-        min_: Annotated[list[str] | None, typer.Option("--min", help="metric:arm:group=limit (>=).")] = None,
+        max_: Annotated[
+            list[str] | None, typer.Option("--max", metavar="SPEC", help="metric:arm:group=limit (<=).")
+        ] = None,
+        min_: Annotated[
+            list[str] | None, typer.Option("--min", metavar="SPEC", help="metric:arm:group=limit (>=).")
+        ] = None,
         baseline: Annotated[
             Path | None, typer.Option(help="Baseline run folder, its report folder or its per_task.csv.")
         ] = None,
@@ -111,7 +121,10 @@ def register(app: typer.Typer) -> None:
             float, typer.Option(help="Allowed worsening: rates in absolute terms, tokens relative.")
         ] = 0.02,
         metric: Annotated[
-            list[str] | None, typer.Option(help="Metrics compared to the baseline (default: all gated ones).")
+            list[str] | None,
+            typer.Option(
+                metavar="METRIC", help="Metrics compared to the baseline (default: all gated ones)."
+            ),
         ] = None,
         resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
     ) -> None:

@@ -105,7 +105,8 @@ def register(app: typer.Typer) -> None:
         limit_seed: Annotated[int, typer.Option(help="Seed of the --limit sample.")] = 0,
         group: Annotated[str | None, typer.Option(help="Only these groups (comma-separated).")] = None,
         task_id: Annotated[
-            list[str] | None, typer.Option("--task-id", help="Only this task (repeatable; after --group).")
+            list[str] | None,
+            typer.Option("--task-id", metavar="ID", help="Only this task (repeatable; after --group)."),
         ] = None,
         resume: Annotated[
             bool, typer.Option(help="Skip finished (arm, task) pairs; redo unfinished ones.")
@@ -115,7 +116,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
         arm_config: Annotated[Path | None, typer.Option(help="YAML: arm name -> {base, options}.")] = None,
         set_: Annotated[
-            list[str] | None, typer.Option("--set", help="arm.option=value (repeatable).")
+            list[str] | None,
+            typer.Option("--set", metavar="ARM.OPTION=VALUE", help="arm.option=value (repeatable)."),
         ] = None,
         report: Annotated[bool, typer.Option(help="Build the report after the run.")] = True,
         progress: Annotated[bool, typer.Option(help="Progress bar on stderr.")] = True,

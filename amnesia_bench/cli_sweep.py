@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
             "runs/sweep"
         ),
         point: Annotated[
-            list[str] | None, typer.Option(help="Only this point (p003 or 3; repeatable). Default: all.")
+            list[str] | None,
+            typer.Option(metavar="POINT", help="Only this point (p003 or 3; repeatable). Default: all."),
         ] = None,
         shard: Annotated[
             str | None, typer.Option(help="i/N: only shard i of N of each point's (arm, task) pairs.")

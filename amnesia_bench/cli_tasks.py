@@ -29,7 +29,11 @@ def validate(
     ] = "",
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="With --fairness: arm.option=value (e.g. amnesia.ttl_policy=fixed:7d)."),
+        typer.Option(
+            "--set",
+            metavar="ARM.OPTION=VALUE",
+            help="With --fairness: arm.option=value (e.g. amnesia.ttl_policy=fixed:7d).",
+        ),
     ] = None,
     seed: Annotated[
         int, typer.Option(help="With --fairness: the run seed a noisy ttl policy draws from.")

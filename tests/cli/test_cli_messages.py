@@ -5,6 +5,8 @@ option error, and the README's recipe for a CI baseline."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,8 +103,22 @@ def test_help_shows_brackets_and_no_bool_metavar() -> None:
     assert code == 0
     flat = " ".join(output.split())
     assert "the [dask] extra" in flat
-    assert "--resume / --no-resume" in flat
-    assert "<bool>" not in output
+    assert "--resume / --no-resume" in flat and "--task-id ID" in flat
+    commands = [["run"], ["report"], ["check"], ["compare"], ["rescore"], ["view"], ["cache", "clear"]]
+    commands += [["sweep", "run"], ["import", "longmemeval"], ["validate"]]
+    for command in commands:
+        code, output = _invoke(*command, "--help")
+        assert code == 0, command
+        assert "<bool>" not in output and "<list[str]>" not in output, command  # flags; options' metavars
+
+
+def test_python_m_runs_the_cli() -> None:
+    """`python -m amnesia_bench.cli` is the console script (it used to import the module and exit 0)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "amnesia_bench.cli", "--version"],
+        cwd=README.parent, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0 and result.stdout.startswith("amnesia-bench "), result.stderr
 
 
 def test_an_arm_option_error_names_the_arm_once(tmp_path: Path) -> None:
