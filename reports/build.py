@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from reports import evidence, figurepool, markdown
+from reports import evidence, figureinputs, figurepool, markdown
 from reports.logread import RunData, load_runs
 from reports.metrics import (
     AGE_KEYS,
@@ -166,10 +166,10 @@ def _draw_from_logs(
 ) -> list[str]:
     """Submit the figures drawn from the logs alone; returns every figure name of the report."""
     arm = markdown.AMNESIA if markdown.AMNESIA in data.arms else data.arms[-1]
-    task = timeline_task or figurepool.choose_timeline_task(data, arm)
-    pool.submit("context_tokens_over_time", folder, data.arms, *figurepool.context_calls(data))
+    task = timeline_task or figureinputs.choose_timeline_task(data, arm)
+    pool.submit("context_tokens_over_time", folder, data.arms, *figureinputs.context_calls(data))
     if task is not None:
-        pool.submit("strength_timeline", folder, data.arms, figurepool.timeline_of(data, arm, task))
+        pool.submit("strength_timeline", folder, data.arms, figureinputs.timeline_of(data, arm, task))
     return [name for name in FIGURES if name != "strength_timeline" or task is not None]
 
 

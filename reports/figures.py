@@ -22,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from amnesia.decay import CURVE_CODES, FLAT, decayed
-from reports.figurepool import Timeline
+from reports.figureinputs import Timeline
 
 DAY = 86400.0
 

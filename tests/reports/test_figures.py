@@ -242,7 +242,7 @@ def test_every_stale_panel_has_the_arms_in_one_order_and_enough_probes(rows):
 
 
 def _timeline(rows, forgotten_at=0.05, zero_at_ttl=True):
-    from reports.figurepool import Timeline
+    from reports.figureinputs import Timeline
 
     columns = ["item_id", "event", "sim_time", "strength", "ttl", "curve", "pinned", "content"]
     events = pd.DataFrame(rows, columns=columns)

@@ -148,7 +148,7 @@ def test_the_timeline_task_is_the_one_where_decay_forgot_the_most():
 
     import pandas as pd
 
-    from reports.figurepool import choose_timeline_task
+    from reports.figureinputs import choose_timeline_task
 
     rows = [
         # many events, but everything ended with the sub-agent: nothing decayed
@@ -180,7 +180,7 @@ def test_the_timeline_task_is_the_first_of_the_groupby_ranking(rows):
     nothing)."""
     from types import SimpleNamespace
 
-    from reports.figurepool import choose_timeline_task
+    from reports.figureinputs import choose_timeline_task
 
     memory = pd.DataFrame(rows, columns=["group", "task_id", "event", "reason", "arm"])
     mine = memory[(memory["arm"] == "amnesia") & memory["event"].isin(["write", "forget"])]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
-from reports import figurepool
+from reports import figureinputs, figurepool
 from reports.build import build_report
 from tasks.errors import ReportInputError
 
@@ -75,7 +75,7 @@ def test_the_strength_timeline_reads_its_pair_again_as_the_whole_memory_frame_ha
     whole, narrow = load_runs(runs), load_runs(runs, REPORT_COLUMNS)
     memory = whole.memory
     for arm, task_id in sorted(set(zip(whole.tasks["arm"], whole.tasks["task_id"], strict=True))):
-        timeline = figurepool.timeline_of(narrow, arm, task_id)
+        timeline = figureinputs.timeline_of(narrow, arm, task_id)
         rows = memory[(memory["arm"] == arm) & (memory["task_id"] == task_id)]
         rows = rows[rows["run"] == rows["run"].min()].sort_values("sim_time", kind="stable")
         columns = list(SUMMARY_COLUMNS["memory"])
@@ -288,7 +288,7 @@ _OPTION_VALUES = st.one_of(
 
 @settings(max_examples=200, deadline=None)
 @given(
-    options=st.dictionaries(st.sampled_from(figurepool.DECAY_OPTIONS), _OPTION_VALUES),
+    options=st.dictionaries(st.sampled_from(figureinputs.DECAY_OPTIONS), _OPTION_VALUES),
     nested=st.booleans(),
 )
 def test_the_timelines_decay_options_are_the_arms_or_amnesias_defaults(options, nested):
@@ -299,7 +299,7 @@ def test_the_timelines_decay_options_are_the_arms_or_amnesias_defaults(options, 
     config = {"arm": "x", "config": options} if nested else options
     defaults = Config()
     plain = {
-        name: figurepool._config_value(config, name) or getattr(defaults, name)
-        for name in figurepool.DECAY_OPTIONS
+        name: figureinputs._config_value(config, name) or getattr(defaults, name)
+        for name in figureinputs.DECAY_OPTIONS
     }
-    assert figurepool.decay_options(config) == plain
+    assert figureinputs.decay_options(config) == plain
