@@ -119,8 +119,10 @@ def run(
     `shard="i/N"` runs only shard i of N of the pairs (stable hash; see runners.execute) and builds no
     report (report the folder after all shards), `executor="dask"` or `"dask=ADDRESS"` runs them on a Dask
     cluster (the `[dask]` extra). Raises `tasks.errors.BadInput` before writing anything when an input is
-    wrong. `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E] (see `replicates`) and report
-    them together."""
+    wrong, and `tasks.errors.PairsFailed` (no report) when pairs stopped on a failed model call.
+    `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E] (see `replicates`) and report them
+    together."""
+    from runners.runner import raise_if_failed
     from runners.runner import run as run_pairs
 
     options = run_options(
@@ -143,8 +145,7 @@ def run(
         shard=shard,
         executor=executor,
     )
-    for replicate in replicates(options, seeds, epochs):
-        run_pairs(replicate)
+    raise_if_failed([run_pairs(replicate) for replicate in replicates(options, seeds, epochs)])
     if report and shard is None:  # a shard's report would cover a part of the pairs: report after all shards
         from reports.build import build_report
 

@@ -2,7 +2,8 @@
 
 Bad input (task set, arm config, `--set`, model spec, incompatible `--resume`) raises a
 `tasks.errors.BadInput` before anything is written; `amnesia_bench.cli` prints it as one line and exits 2
-(a model that fails for good: exit 1, the pair stays unfinished for `--resume`)."""
+(a model call that fails for good stops its pair only: the run goes on, then names the failed pairs in one
+line and exits 1, without a report; `--resume` retries only those pairs)."""
 
 from __future__ import annotations
 
@@ -145,7 +146,7 @@ def register(app: typer.Typer) -> None:
         # The runners are imported here: the other commands (`report` above all) start without them.
         from runners.models.cache import default_cache_path
         from runners.models.envopts import apply_model_flags
-        from runners.runner import run
+        from runners.runner import raise_if_failed, run
 
         # Through the environment, so worker processes rebuilding the model from its spec see them too.
         apply_model_flags(
@@ -177,6 +178,7 @@ def register(app: typer.Typer) -> None:
             shard=shard,
             executor=executor,
         )
+        summaries = []
         for replicate in replicates(options, _parse_seeds(seeds), epochs):
             try:
                 summary = run(replicate, warn=_warn)
@@ -193,6 +195,8 @@ def register(app: typer.Typer) -> None:
                     f"response cache: {summary.cache_hits} hits, {summary.cache_misses} misses "
                     f"({default_cache_path()})"
                 )
+            summaries.append(summary)
+        raise_if_failed(summaries)  # one line, exit 1, no report: the failed pairs wait for --resume
         if report and shard is not None:
             typer.echo("partial shard: run `amnesia-bench report` on the run folder after all shards")
         elif report:

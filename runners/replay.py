@@ -25,11 +25,13 @@ from arms.base import ArmContext, MemoryContext, SessionInfo
 from runners.armconfig import ArmSpec
 from runners.evidence import EvidenceTracker
 from runners.toolloop import ToolInvocation, ToolRound, run_tool_loop
+from tasks.errors import BadInput, HarnessError
 from tasks.exposure import exposed_values
 from tasks.logschema import (
     InjectionRecord,
     LogWriter,
     ModelCall,
+    PairError,
     ProbeRecord,
     SessionEnd,
     SessionStart,
@@ -182,8 +184,10 @@ class _SinceStart:
 
 def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
     """Replay one pair into its log file (truncated first); its last record is `task_end` iff it completed.
-    Returns (model calls, probes)."""
+    A failed model call (`ModelFailed`) ends the pair with a `pair_error` record instead. Returns (model
+    calls, probes)."""
     started = time.perf_counter()
+    model = _CheckedModel(model)  # the arm's own calls go through it too
     task = job.task
     if job.workdir.exists():  # left over from an interrupted attempt: the pair restarts from scratch
         shutil.rmtree(job.workdir)
@@ -192,7 +196,10 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
     arm = job.arm.build()
     fact_times = _FactTimes()
     fact_times.watch(task)
-    with LogWriter(job.log_path, arm=job.arm.name, task_id=task.id, clock=since_start) as log:
+    with (
+        LogWriter(job.log_path, arm=job.arm.name, task_id=task.id, clock=since_start) as log,
+        _FailedCall(log) as failed_call,
+    ):
         evidence = EvidenceTracker(log.write)
         ctx = ArmContext(
             task_id=task.id,
@@ -231,6 +238,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
             history: list[Message] = []
             for turn_index, turn in enumerate(session.turns):
                 where = {"session_index": session_index, "turn_index": turn_index}
+                failed_call.where = where
                 log.write(TurnRecord(**where, user=turn.user))
                 arm.observe_user_turn(turn.user)
                 for forget in turn.forget:
@@ -308,6 +316,58 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
         arm.end_task()
         log.write(TaskEnd(probes=probes, model_calls=calls, wall_seconds=time.perf_counter() - started))
     return calls, probes
+
+
+class ModelFailed(Exception):
+    """A model call of a pair failed (`_complete`); the message is the error in one line."""
+
+
+def _complete(model: Model, request: ModelRequest) -> ModelResponse:
+    """`model.complete(request)`; any failure but bad input (a model that cannot be set up at all, which
+    stops the run) becomes `ModelFailed`: a chat template that breaks, a call that fails after its retries."""
+    try:
+        return model.complete(request)
+    except BadInput:
+        raise
+    except Exception as error:
+        text = str(error).strip().splitlines()
+        message = text[0] if text else ""
+        raise ModelFailed(
+            message if isinstance(error, HarnessError) else f"{type(error).__name__}: {message}"
+        ) from error
+
+
+class _CheckedModel:
+    """The model with its calls made through `_complete`; every other attribute is the model's own
+    (`name`, `describe`, `calls_tools`...)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        return _complete(self.model, request)
+
+
+class _FailedCall:
+    """Ends a pair at a failed model call (`ModelFailed`): writes its `pair_error` record, at `where` (the
+    turn in hand), and lets the run go on. The log stays unfinished (no task_end) for --resume, and the run
+    names the failed pairs at its end (runners.runner)."""
+
+    def __init__(self, log: LogWriter) -> None:
+        self.log = log
+        self.where: dict[str, int | None] = {"session_index": None, "turn_index": None}
+
+    def __enter__(self) -> _FailedCall:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> bool:
+        if not isinstance(error, ModelFailed):
+            return False
+        self.log.write(PairError(**self.where, error=str(error)))
+        return True
 
 
 def _log_model_call(

@@ -31,10 +31,10 @@ from runners.execute import Executor, WorkerPool, execute, shard_of, worker_pool
 from runners.models import resolve_model
 from runners.models.cache import CachedModel
 from runners.replay import PairJob, derive_seed
-from tasks.errors import RunError, RunInterrupted
+from tasks.errors import PairsFailed, RunError, RunInterrupted
 from tasks.fairness import fairness_summary, value_fates
 from tasks.load import load_tasks, task_set_hash
-from tasks.logschema import is_finished, log_filename
+from tasks.logschema import PairError, is_finished, last_record, log_filename
 from tasks.modelapi import Model
 from tasks.spec import Task
 
@@ -83,6 +83,8 @@ class RunSummary:
     seconds: float
     cache_hits: int | None = None  # answers served by the response cache (None: the model has no cache)
     cache_misses: int | None = None  # calls the cache could not answer, made for real
+    # the pairs that stopped on a failed model call, as "arm task-id: error" (their logs end with pair_error)
+    failed: tuple[str, ...] = ()
 
 
 def select_tasks(tasks: list[Task], groups: tuple[str, ...], limit: int | None, seed: int = 0) -> list[Task]:
@@ -375,6 +377,7 @@ def _run(
         finished = sum(is_finished(job.log_path) for job in jobs)
         raise RunInterrupted(finished, len(jobs)) from None
     cached = isinstance(model, CachedModel)
+    failed = tuple(_failure(job) for job in pending if not is_finished(job.log_path))
     return RunSummary(
         out=options.out,
         pairs=len(pending),
@@ -384,4 +387,19 @@ def _run(
         seconds=time.perf_counter() - started,
         cache_hits=counts.cache_hits if cached else None,
         cache_misses=counts.cache_misses if cached else None,
+        failed=failed,
     )
+
+
+def _failure(job: PairJob) -> str:
+    """ "arm task-id: error" for a pair left unfinished by a failed model call (its last record)."""
+    record = last_record(job.log_path) or {}
+    error = record.get("error") if record.get("type") == PairError.TYPE else None
+    return f"{job.arm.name} {job.task.id}: {error or 'unfinished'}"
+
+
+def raise_if_failed(summaries: list[RunSummary]) -> None:
+    """`PairsFailed` when a pair of any of the runs stopped on a failed model call."""
+    failed = [line for summary in summaries for line in summary.failed]
+    if failed:
+        raise PairsFailed(failed, sum(summary.pairs for summary in summaries))

@@ -100,6 +100,18 @@ class RunInterrupted(HarnessError):
         super().__init__(f"interrupted: {finished} of {total} pairs finished; rerun with --resume")
 
 
+class PairsFailed(ServiceError):
+    """Pairs of a run stopped on a failed model call (each log ends with its `pair_error` record); the other
+    pairs ran. One line: how many, the first failure, and that `--resume` retries only those pairs."""
+
+    def __init__(self, failed: Sequence[str], total: int) -> None:
+        self.failed = list(failed)
+        super().__init__(
+            f"{len(self.failed)} of {total} pairs failed on a model error (rerun with --resume to retry only "
+            f"those); first: {self.failed[0]}"
+        )
+
+
 # What the CLI turns into `error: ...` lines and an exit code; anything else is a bug and keeps its traceback.
 # OSError: an unreadable or unwritable path the user named (e.g. --out under a file).
 HANDLED_ERRORS: tuple[type[BaseException], ...] = (HarnessError, AmnesiaError, OSError)

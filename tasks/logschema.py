@@ -268,6 +268,15 @@ class SessionEnd(Record):
 
 
 @dataclass(kw_only=True)
+class PairError(Record):
+    TYPE: ClassVar[str] = "pair_error"
+    DOC: ClassVar[str] = "a model call failed: the pair stops here, unfinished (`--resume` replays it)"
+    session_index: int | None  # the turn it failed in (or after); null before the first turn
+    turn_index: int | None
+    error: str  # the error, one line
+
+
+@dataclass(kw_only=True)
 class TaskEnd(Record):
     TYPE: ClassVar[str] = "task_end"
     DOC: ClassVar[str] = "last record: the pair is finished; `summary`: what a report reads from the pair"
@@ -294,6 +303,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
         ToolEventRecord,
         ProbeRecord,
         SessionEnd,
+        PairError,
         TaskEnd,
     )
 }
@@ -543,21 +553,28 @@ class LogWriter:
         self.close()
 
 
-def is_finished(path: Path) -> bool:
-    """A pair is finished iff its log's last record is `task_end`."""
+def last_record(path: Path) -> dict[str, Any] | None:
+    """The last record of a log (finished or not), read from its end; None when there is none to read."""
     if not path.exists():
-        return False
+        return None
     with path.open("rb") as handle:
         handle.seek(0, 2)
         size = handle.tell()
         handle.seek(max(0, size - 65536))
         lines = handle.read().splitlines()
     if not lines:
-        return False
+        return None
     try:
-        return json.loads(lines[-1]).get("type") == TaskEnd.TYPE
+        record = json.loads(lines[-1])
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return False
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def is_finished(path: Path) -> bool:
+    """A pair is finished iff its log's last record is `task_end`."""
+    record = last_record(path)
+    return record is not None and record.get("type") == TaskEnd.TYPE
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:

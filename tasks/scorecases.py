@@ -22,9 +22,8 @@ from pathlib import Path
 
 from tasks.errors import BadInput
 from tasks.scoring import classify
-from tasks.spec import Classification, ProbeSpec
+from tasks.spec import CLASSIFICATIONS, Classification, ProbeSpec
 
-CLASSIFICATIONS: tuple[Classification, ...] = ("correct", "stale", "poisoned", "abstained", "wrong")
 _REQUIRED_STRINGS = ("question", "answer", "mechanism")
 _REQUIRED_LISTS = ("expect", "stale", "poison")
 _OPTIONAL_STRINGS = ("label", "note")

@@ -135,6 +135,11 @@ def test_a_failed_model_call_is_a_clear_error_not_an_answer(stub_reply, env, ope
     openai_stub.script(stub_reply(401, {"error": "invalid api key"}))
     result = run(openai_stub, tmp_path, "run1")
     assert result.exit_code == 1
-    assert "error: openai: POST" in result.output and "HTTP 401" in result.output
+    assert (
+        "error: 1 of 1 pairs failed on a model error (rerun with --resume to retry only those)"
+        in result.output
+    )
+    assert "first: agent-managed " in result.output and ": openai: POST" in result.output
+    assert "HTTP 401" in result.output
     assert "Traceback" not in result.output
     assert not [r for r in records(tmp_path / "run1") if r["type"] == "probe"]

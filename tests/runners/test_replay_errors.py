@@ -1,9 +1,10 @@
-"""Pairs replayed one after the other, stopped by an error: every log is a prefix of its records, finished iff
-it ends with `task_end`, the pairs before the error are finished, none after it, and a resume completes the
-run."""
+"""Pairs replayed one after the other. A failed model call stops only its pair: its log is a prefix of its
+records ended by a `pair_error` record, every other pair finishes, and a resume completes the run. Other
+errors (a log that cannot be opened, a model that cannot be set up) stop the batch at their pair."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from runners.armconfig import ArmSpec
 from runners.execute import replay_all
 from runners.models.scripted import ScriptedModel
 from runners.replay import PairJob
+from tasks.errors import ModelConfigError
 from tasks.generate import generate
 from tasks.load import load_tasks
 from tasks.logschema import is_finished, read_log
@@ -50,26 +52,44 @@ def _jobs(tasks: list[Task], out: Path) -> list[PairJob]:
     ]  # fmt: skip
 
 
+def _without_wall(records: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if not k.startswith("wall")} for r in records]
+
+
 @settings(max_examples=15, deadline=None)
 @given(fail_at=st.integers(min_value=0, max_value=60))
-def test_a_batch_stopped_by_an_error_leaves_prefixes_and_a_resume_completes_it(
+def test_a_model_error_stops_only_its_pair_and_a_resume_completes_it(
     tasks: list[Task], fail_at: int, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     jobs = _jobs(tasks, tmp_path_factory.mktemp("run"))
     reference = _jobs(tasks, tmp_path_factory.mktemp("reference"))
     replay_all(ScriptedModel(), reference)
-    with pytest.raises(RuntimeError, match="went away"):
-        replay_all(_FailingModel(fail_at), jobs)
-    finished = [is_finished(job.log_path) for job in jobs]
-    stopped = finished.index(False)
-    assert all(finished[:stopped]) and not any(finished[stopped:])  # pairs finish in order
-    assert not any(job.log_path.exists() for job in jobs[stopped + 1 :])  # never started
+    model = _FailingModel(fail_at)
+    replay_all(model, jobs)  # the error does not stop the batch
+    unfinished = [index for index, job in enumerate(jobs) if not is_finished(job.log_path)]
+    if model.calls <= fail_at:  # the batch needed fewer calls: nothing failed
+        assert unfinished == []
+    else:
+        (failed,) = unfinished  # only the pair whose call failed
+        lines = jobs[failed].log_path.read_text(encoding="utf-8").splitlines()
+        ours, theirs = [json.loads(line) for line in lines], read_log(reference[failed].log_path)
+        assert ours[-1]["type"] == "pair_error" and ours[-1]["error"] == "RuntimeError: the model went away"
+        prefix = _without_wall(ours[:-1])
+        assert prefix == _without_wall(theirs[: len(prefix)])  # a prefix of the pair's records
     replay_all(ScriptedModel(), [job for job in jobs if not is_finished(job.log_path)])
     for job, expected in zip(jobs, reference, strict=True):
-        ours, theirs = read_log(job.log_path), read_log(expected.log_path)
-        assert [{k: v for k, v in r.items() if not k.startswith("wall")} for r in ours] == [
-            {k: v for k, v in r.items() if not k.startswith("wall")} for r in theirs
-        ]
+        assert _without_wall(read_log(job.log_path)) == _without_wall(read_log(expected.log_path))
+
+
+def test_a_model_that_cannot_be_set_up_stops_the_batch(tasks: list[Task], tmp_path: Path) -> None:
+    class Unconfigured(ScriptedModel):
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            raise ModelConfigError("gguf:x: llama-cpp-python is not installed")
+
+    jobs = _jobs(tasks, tmp_path)
+    with pytest.raises(ModelConfigError):
+        replay_all(Unconfigured(), jobs)
+    assert not any(job.log_path.exists() for job in jobs[1:])
 
 
 def test_a_log_that_cannot_be_opened_stops_the_batch_at_its_pair(tasks: list[Task], tmp_path: Path) -> None:
