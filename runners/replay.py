@@ -219,8 +219,8 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                 model=model.describe(),
             )
         )
-        arm.start_task(ctx)
         probes = calls = 0
+        arm.start_task(ctx)
         turn_ordinal = 0  # the per-call seed follows the turn, so every arm meets the same model randomness
         for session_index, session in enumerate(task.sessions):
             clock.set(max(task.start + session.at, clock.now()))
