@@ -17,7 +17,14 @@ import numpy as np
 
 from amnesia import decay, relevance
 from amnesia.checks import check_count
-from amnesia.selection import Candidate, Selection, age_tokens, duration_tokens, fill_budget
+from amnesia.selection import (
+    Candidate,
+    Selection,
+    age_tokens,
+    compact_line_tokens,
+    duration_tokens,
+    fill_budget,
+)
 
 if TYPE_CHECKING:
     from amnesia.index import ItemIndex
@@ -74,9 +81,7 @@ def plan_injection(
     later = np.concatenate([ordered[HEAD_CANDIDATES:], rest])
     unsorted = len(later)
     # Later candidates rank below every one walked so far: they matter only if one could still fit.
-    if unsorted and (
-        selection.remaining >= int(columns.line_tokens[later].min()) + 2 or columns.pinned[later].any()
-    ):
+    if unsorted and (selection.remaining >= _cheapest_line(index, later) or columns.pinned[later].any()):
         everything = np.concatenate([ordered, columns.injection_order(rest, keys)])
         selection, unsorted = _fill(index, everything, strengths, budget, now, ranking), 0
     excluded["not_reached"] = selection.not_reached + unsorted
@@ -109,17 +114,37 @@ def _plan_small(
         (s for s in range(n) if shown[s] and not stale[s]),
         key=lambda s: (-(strength[s] + 2.0 * pinned[s]), -anchor[s], -created[s], seq[s]),
     )
-    costs = [line_tokens[s] + age_tokens(now - created[s]) for s in ordered]
     item_at = columns.item_at
+    if _compact(index):
+        costs = compact_line_tokens([item_at[s] for s in ordered]).tolist()
+    else:
+        costs = [line_tokens[s] + age_tokens(now - created[s]) for s in ordered]
     # Every candidate is built (a small store's are few): as _LazyCandidates builds them, less its laziness.
     candidates = [
         Candidate(item, strength[s], "pinned first" if item.pinned else f"strength {strength[s]:.3f}")
         for s in ordered
         for item in (item_at[s],)
     ]
-    selection = fill_budget(candidates, costs, budget, now)
+    selection = fill_budget(candidates, costs, budget, now, _compact(index))
     excluded["not_reached"] = selection.not_reached
     return selection, excluded
+
+
+def _cheapest_line(index: ItemIndex, slots: np.ndarray) -> int:
+    """The fewest tokens the line of one of `slots` can cost (a full line's age takes at least 2)."""
+    if _compact(index):
+        return int(_compact_costs(index, slots).min())
+    return int(index.columns.line_tokens[slots].min()) + 2
+
+
+def _compact(index: ItemIndex) -> bool:
+    return index.config.block_lines == "compact"
+
+
+def _compact_costs(index: ItemIndex, slots: np.ndarray) -> np.ndarray:
+    """Each slot's compact line tokens (`block_lines: compact`: the text and its dash, no age)."""
+    item_at = index.columns.item_at
+    return compact_line_tokens([item_at[slot] for slot in slots.tolist()])
 
 
 def _fill(
@@ -132,8 +157,12 @@ def _fill(
 ) -> Selection:
     """fill_budget over the slots `ordered`, with each line's cost from the columns (nothing rendered)."""
     columns = index.columns
-    costs = columns.line_tokens[ordered] + duration_tokens(now - columns.created[ordered])
-    return fill_budget(_LazyCandidates(index, ordered, strengths, ranking), costs, budget, now)
+    if _compact(index):
+        costs = _compact_costs(index, np.asarray(ordered))
+    else:
+        costs = columns.line_tokens[ordered] + duration_tokens(now - columns.created[ordered])
+    candidates = _LazyCandidates(index, ordered, strengths, ranking)
+    return fill_budget(candidates, costs, budget, now, _compact(index))
 
 
 class _LazyCandidates(Sequence[Candidate]):

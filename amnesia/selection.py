@@ -10,6 +10,10 @@ reserved up front, so the rendered block never exceeds the budget.
     - [m-3f2a9c] fact · written 2d4h ago · The verification drink is oolong.
     - [m-77b01e] preference · pinned · written 5d ago · Answer in French.
 
+With `block_lines: compact` a line is the memory's text alone (`- The verification drink is oolong.`): no id,
+kind or age, so more memories fit a budget, and nothing in the block names an item (a caller that cites or
+renews by id reads `Injection.items`).
+
 A line never says when its item will be forgotten: a memory system that does not forget could not say it,
 so the hint would make the blocks of a forgetting and a non-forgetting system differ in format and tokens
 (the benchmark compares them like for like). `Amnesia.inspect` gives the expiry to whoever asks.
@@ -76,9 +80,21 @@ def _line_head(item: MemoryItem, now: float) -> list[str]:
     return parts
 
 
-def render_line(candidate: Candidate, now: float) -> str:
+def render_line(candidate: Candidate, now: float, compact: bool = False) -> str:
     item = candidate.item
+    if compact:
+        return f"{COMPACT_HEAD}{item.content}"
     return _SEPARATOR.join([*_line_head(item, now), item.content])
+
+
+COMPACT_HEAD = "- "  # a compact line: the text after a list dash
+
+
+def compact_line_tokens(items: Sequence[MemoryItem]) -> np.ndarray:
+    """Tokens of each item's compact line: its content's (`item.tokens`) plus the dash's (no token spans a
+    space, so the line's count is the sum of its parts')."""
+    dash = count_tokens(COMPACT_HEAD)
+    return np.fromiter([item.tokens + dash for item in items], np.int64, len(items))
 
 
 def render_header(count: int, tokens: int, budget: int) -> str:
@@ -159,7 +175,11 @@ def duration_tokens(seconds: np.ndarray) -> np.ndarray:
 
 
 def fill_budget(
-    candidates: Sequence[Candidate], costs: np.ndarray | list[int], budget: int, now: float
+    candidates: Sequence[Candidate],
+    costs: np.ndarray | list[int],
+    budget: int,
+    now: float,
+    compact: bool = False,
 ) -> Selection:
     """Greedy fill in candidate order; `costs[i]` is the token count of candidate i's line (see
     `static_line_tokens` + `duration_tokens`), so only the lines that are taken get rendered. Decisions cover
@@ -178,7 +198,7 @@ def fill_budget(
     for index, cost in enumerate(costs):
         if cost <= available:
             candidate = candidates[index]
-            line = render_line(candidate, now)
+            line = render_line(candidate, now, compact)
             line_tokens = _counted(line)
             available -= line_tokens
             chosen[index] = (candidate, line, line_tokens)

@@ -58,6 +58,7 @@ LATER_KNOBS = {  # name -> its default
     "supersede_same_subject": False,
     "expiry_from_text": False,
     "calendar_utc_offset": 0.0,
+    "block_lines": "full",
 }
 _ARM_OPTIONS = {"budget", "use_keys", "tools", "query", "ttl_policy"}
 QUERY_SOURCES = ("user", "none")

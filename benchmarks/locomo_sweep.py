@@ -127,9 +127,13 @@ def publish(rows: pd.DataFrame, out: Path, sizes: pd.DataFrame) -> None:
 
 
 def _pct(row: pd.Series, name: str) -> str:
-    if name not in row or pd.isna(row[name]) or row[name] == "":
-        return "–"  # a row from before the column existed (not re-run since)
-    return f"{row[name] * 100:.1f}% [{row[f'{name}_lo'] * 100:.1f}, {row[f'{name}_hi'] * 100:.1f}]"
+    # A column added since some rows were written reads back as text, empty in those rows (not re-run since).
+    value, lo, hi = (
+        pd.to_numeric(row.get(key, ""), errors="coerce") for key in (name, f"{name}_lo", f"{name}_hi")
+    )
+    if pd.isna(value):
+        return "–"
+    return f"{value * 100:.1f}% [{lo * 100:.1f}, {hi * 100:.1f}]"
 
 
 def per_id_markdown(pooled: pd.DataFrame) -> list[str]:

@@ -39,12 +39,12 @@ memory = st.fixed_dictionaries(
 )
 
 
-def build(memories, seed_ids=True):
+def build(memories, seed_ids=True, **options):
     clock = SimulatedClock(1_000)
     counter = itertools.count()
     engine = Amnesia(
         clock=clock,
-        config=Config(max_store_bytes=10**7, renew_on_inject="none"),
+        config=Config(max_store_bytes=10**7, renew_on_inject="none", **options),
         id_factory=(lambda: f"m-{next(counter):04d}") if seed_ids else None,
     )
     for spec in memories:
@@ -195,3 +195,27 @@ def test_partial_ordering_agrees_with_a_full_sort(rows, count):
     combined = np.concatenate([columns.injection_order(head, strengths_array), rest])
     assert list(combined[: len(head)]) == list(full[: len(head)])
     assert sorted(combined) == sorted(full)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(memory, min_size=0, max_size=40),
+    st.integers(min_value=0, max_value=400),
+    st.sampled_from([0, 40]),
+)
+def test_compact_lines_hold_the_text_alone_within_the_budget(memories, budget, filler):
+    """`block_lines: compact`: each line is `- <text>`; the block never exceeds the budget and counts its own
+    tokens; the candidates and their order are the full format's, so when the full block holds every
+    candidate the compact one holds the same. `filler` unpinned memories push the store past the small-store
+    path."""
+    memories = memories + [{**memories[0], "pin": False} for _ in range(filler)] if memories else memories
+    full, _ = build(memories)
+    compact, _ = build(memories, block_lines="compact")
+    shown = compact.select_for_injection(budget)
+    assert shown.tokens <= budget and shown.tokens == count_tokens(shown.block)
+    if shown.block:
+        texts = {engine_item["id"]: compact.inspect(engine_item["id"]).content for engine_item in shown.items}
+        assert shown.block.splitlines()[1:] == [f"- {texts[item['id']]}" for item in shown.items]
+    plan = full.preview(budget)
+    if all(d.decision == "injected" for d in plan.decisions) and not plan.excluded.get("not_reached"):
+        assert [item["id"] for item in shown.items] == [item["id"] for item in plan.items]
