@@ -22,6 +22,7 @@ not decided by time; a value with such a write is left out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -34,6 +35,7 @@ from amnesia.decay import CURVE_CODES, boost, decayed, idle_fraction
 from amnesia.text import matches_query
 from tasks.scoring import find_mentions
 from tasks.spec import ForgetSpec, ProbeSpec, RememberSpec, Task
+from tasks.valueforms import has_forms
 
 KINDS = ("expect", "stale", "poison")
 # The rule (tasks/README.md): a set acts as an oracle for an arm when time alone puts at least ORACLE_SHARE of
@@ -106,6 +108,7 @@ class _Write:
     spec: RememberSpec
     index: int  # the write's position among the task's writes (the noisy ttl policy draws by it)
     workspace: bool  # visible to the main agent (a session-scoped write goes with its session)
+    ascii_lower: str | None  # the content lower-cased when it is ASCII, for `_mentions`' quick test
     removed: bool = False  # a user `forget` removed it
 
 
@@ -127,7 +130,8 @@ def _probe_points(task: Task) -> Iterator[_ProbePoint]:
                 writes = [replace(w, removed=True) if _forgets(forget, w.spec) else w for w in writes]
             for spec in turn.remember:
                 scope = spec.scope or ("session" if session.agent == "sub" else "workspace")
-                writes.append(_Write(session.at, spec, index, scope == "workspace"))
+                lowered = spec.content.lower() if spec.content.isascii() else None
+                writes.append(_Write(session.at, spec, index, scope == "workspace", lowered))
                 index += 1
             if turn.probe is not None:
                 yield _ProbePoint(session.at, turn.probe, tuple(writes), tuple(accesses))
@@ -143,8 +147,19 @@ def _forgets(forget: ForgetSpec, spec: RememberSpec) -> bool:
     return forget.query is not None and matches_query(forget.query, spec.content)
 
 
+def _mentions(write: _Write, value: str, lowered: str | None) -> bool:
+    """Whether the write's content mentions `value` (scoring's rule). `lowered`: the value lower-cased when it
+    is ASCII and has no other spelling (tasks.valueforms) — then an ASCII content that does not hold it cannot
+    mention it, and most writes are passed over without the full match (an imported conversation has
+    hundreds of writes and of questions)."""
+    text = write.ascii_lower
+    if lowered is not None and text is not None and lowered not in text:
+        return False
+    return _mention_in(write.spec.content, value)
+
+
 @lru_cache(maxsize=65_536)
-def _mentions(content: str, value: str) -> bool:
+def _mention_in(content: str, value: str) -> bool:
     return bool(find_mentions(content, (value,)))
 
 
@@ -162,7 +177,7 @@ def _hidden_at(write: _Write, ttl: float, rule: TimeRule, point: _ProbePoint) ->
     curve, k, threshold = config.default_curve, config.decay_k, config.stale_strength
     last, strength = write.at, 1.0
     hidden = last + ttl * idle_fraction(strength, curve, threshold, k)
-    if config.renew_on_inject != "full":
+    if config.renew_on_inject != "full" or hidden == math.inf:
         return hidden
     for at in point.accesses:
         if at <= last:
@@ -180,6 +195,30 @@ def _one(*values: float | bool) -> list[np.ndarray]:
     return [np.array([value]) for value in values]
 
 
+@dataclass(frozen=True)
+class _DecidedValue:
+    point: _ProbePoint
+    kind: str
+    value: str
+    writes: tuple[_Write, ...]  # the writes before the probe that mention the value
+
+
+@lru_cache(maxsize=4096)  # every arm of a run asks about the same tasks: the mentions are found once
+def _decided_values(task: Task) -> tuple[_DecidedValue, ...]:
+    """The task's probe values decided by time: mentioned only by unpinned, workspace, undeleted writes."""
+    found = []
+    for point in _probe_points(task):
+        for kind in KINDS:
+            for value in getattr(point.probe, kind):
+                needle = value.strip()
+                plain = needle.isascii() and not has_forms(value)  # no other spelling ("two" for 2)
+                lowered = needle.lower() if plain else None
+                mentioning = tuple(w for w in point.writes if _mentions(w, value, lowered))
+                if mentioning and not any(w.spec.pin or not w.workspace or w.removed for w in mentioning):
+                    found.append(_DecidedValue(point, kind, value, mentioning))
+    return tuple(found)
+
+
 def value_fates(
     tasks: list[Task], rule: TimeRule, pair_seed: Callable[[str], int] = lambda _task_id: 0
 ) -> list[ValueFate]:
@@ -188,29 +227,23 @@ def value_fates(
     fates: list[ValueFate] = []
     for task in tasks:
         seed = pair_seed(task.id)
-        for point in _probe_points(task):
-            for kind in KINDS:
-                for value in getattr(point.probe, kind):
-                    mentioning = [w for w in point.writes if _mentions(w.spec.content, value)]
-                    if not mentioning or any(w.spec.pin or not w.workspace or w.removed for w in mentioning):
-                        continue
-                    ttls = [_stored_ttl(write, rule, seed) for write in mentioning]
-                    hidden = max(
-                        _hidden_at(w, ttl, rule, point) for w, ttl in zip(mentioning, ttls, strict=True)
-                    )
-                    fates.append(
-                        ValueFate(
-                            task.id,
-                            task.group,
-                            point.probe.mechanism,
-                            kind,
-                            value,
-                            point.at,
-                            mentioning[-1].at,
-                            ttls[-1],
-                            hidden,
-                        )
-                    )
+        for decided in _decided_values(task):
+            writes, point = decided.writes, decided.point
+            ttls = [_stored_ttl(write, rule, seed) for write in writes]
+            hidden = max(_hidden_at(w, ttl, rule, point) for w, ttl in zip(writes, ttls, strict=True))
+            fates.append(
+                ValueFate(
+                    task.id,
+                    task.group,
+                    point.probe.mechanism,
+                    decided.kind,
+                    decided.value,
+                    point.at,
+                    writes[-1].at,
+                    ttls[-1],
+                    hidden,
+                )
+            )
     return fates
 
 
