@@ -41,17 +41,24 @@ def _wrapped(text: str, indent: int) -> str:
 def arm_lines() -> list[str]:
     """Each arm with a one-line description, the design it reproduces and every option's default; each
     variant with a one-line description, its base arm and what it sets."""
-    from arms.registry import ARMS, DESCRIPTIONS, VARIANTS, available
+    from arms.registry import DESCRIPTIONS, VARIANTS, arm_class, available, installed_plugins
 
     width = max(len(name) for name in available()) + 2
     lines = []
+    plugins = installed_plugins()
     for name in available():
-        lines.append(f"{name:<{width}}{DESCRIPTIONS[name]}")
+        if name in plugins:
+            target, distribution = plugins[name]
+            summary = (arm_class(name).__doc__ or "").strip().splitlines() or ["(no description)"]
+            lines.append(f"{name:<{width}}{summary[0]}")
+            lines.append(_wrapped(f"plugin: {target}, from the package {distribution}", width))
+        else:
+            lines.append(f"{name:<{width}}{DESCRIPTIONS[name]}")
         if name in VARIANTS:
             base, options = VARIANTS[name]
             lines.append(_wrapped(f"variant of {base}: {_settings(options)}", width))
             continue
-        arm = ARMS.load(name)
+        arm = arm_class(name)
         # "design doc 000" (the project's design documents), not "seed": `run --seed` is the RNG seed
         design = f"design doc {arm.SEED}" if arm.SEED.isdigit() else arm.SEED or "baseline"
         defaults = arm.option_defaults()

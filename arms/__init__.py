@@ -1,6 +1,20 @@
 """Memory policies ("arms") behind one protocol (`arms.base.Arm`), created by name from a lazy registry
-(`arms.registry`): importing this package imports no arm."""
+(`arms.registry`): importing this package imports no arm.
 
+The public kit for writing an arm, here or in a file of your own (docs/harness.md): `ArmBase` (no-op hooks)
+or `OwnStoreArm` (an arm with its own store: `self.memlog`, `self.now()`), `MemoryLog` (one call per memory
+event: write, touch, forget, refused), `memory_line` and `fit_block` (the block's lines within the budget),
+`scope_for`, `visible_to` and `forget_selects` (scopes and forget selectors as every arm reads them)."""
+
+from arms.arm_kit import (
+    MemoryLog,
+    OwnStoreArm,
+    fit_block,
+    forget_selects,
+    memory_line,
+    scope_for,
+    visible_to,
+)
 from arms.base import Arm, ArmBase, ArmContext, MemoryContext, SessionInfo
 from arms.registry import ARMS, VARIANTS, available, create_arm, resolve
 
@@ -11,8 +25,15 @@ __all__ = [
     "ArmBase",
     "ArmContext",
     "MemoryContext",
+    "MemoryLog",
+    "OwnStoreArm",
     "SessionInfo",
     "available",
     "create_arm",
+    "fit_block",
+    "forget_selects",
+    "memory_line",
     "resolve",
+    "scope_for",
+    "visible_to",
 ]

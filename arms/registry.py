@@ -1,14 +1,34 @@
-"""Arms by name. Adding a policy is one module in arms/ with its class, plus one line in `ARMS` below
-(name -> "module:Class"); named variants (presets) are a base arm plus options, in `VARIANTS` here or in a
-YAML arm config file (see runners.armconfig). Classes are imported on first use (`tasks.registry`)."""
+"""Arms by name. Adding a policy to this repository is one module in arms/ with its class, plus one line
+in `ARMS` below (name -> "module:Class"); named variants (presets) are a base arm plus options, in `VARIANTS`
+here or in a YAML arm config file (see runners.armconfig). Classes are imported on first use
+(`tasks.registry`).
+
+Arms from outside the repository (plugins) need no edit here: an arm reference `path/to/file.py:Class` or
+`package.module:Class` names a class directly (`--arms`, an arm config's `base`), and an installed package
+may list its arms in the entry-point group `amnesia_bench.arms` (name = "module:Class"). A plugin is checked
+like a built-in arm: it must follow the `Arm` protocol, and its options (its `OPTIONS` dataclass) are
+validated by name and type before anything runs."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import importlib
+import importlib.util
+import re
+import sys
+import typing
+from functools import cache
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from arms.base import Arm
-from tasks.errors import UnknownArmError
+from tasks.errors import ArmConfigError, UnknownArmError
 from tasks.registry import LazyRegistry
+
+PLUGIN_GROUP = "amnesia_bench.arms"  # the entry-point group of installed plugin arms
+_PROTOCOL = [name for name in Arm.__dict__ if not name.startswith("_")]  # describe, start_task, ...
 
 ARMS = LazyRegistry(
     "arm",
@@ -79,25 +99,146 @@ DESCRIPTIONS: dict[str, str] = {
 }
 
 
+def is_reference(name: str) -> bool:
+    """Whether `name` names a class (`file.py:Class`, `package.module:Class`) rather than a registered arm."""
+    return ":" in name
+
+
+def reference_file(reference: str) -> Path | None:
+    """The file a `file.py:Class` reference names (None for `package.module:Class`)."""
+    where = reference.rpartition(":")[0]
+    return Path(where) if where.endswith(".py") or "/" in where or "\\" in where else None
+
+
+@cache
+def installed_plugins() -> dict[str, tuple[str, str]]:
+    """Arms of installed packages (entry-point group `amnesia_bench.arms`): name -> ("module:Class", the
+    distribution that lists it). A name a built-in arm or variant already has is left out."""
+    found: dict[str, tuple[str, str]] = {}
+    for entry in metadata.entry_points(group=PLUGIN_GROUP):
+        if entry.name not in ARMS and entry.name not in VARIANTS:
+            found[entry.name] = (entry.value, entry.dist.name if entry.dist is not None else "unknown")
+    return found
+
+
+def _import_file(path: Path) -> Any:
+    """The module in `path`, imported once under a name made from its resolved path (so a worker process
+    imports the same file under the same name)."""
+    resolved = path.resolve()
+    name = "amnesia_bench_plugin_" + hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise UnknownArmError(f"arm {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+@cache
+def load_reference(reference: str) -> type:
+    """The arm class a reference names (`path/to/file.py:Class` or `package.module:Class`), checked against
+    the `Arm` protocol; UnknownArmError naming the reference otherwise."""
+    where, _, attribute = reference.rpartition(":")
+    if not where or not attribute.isidentifier():
+        raise UnknownArmError(f"arm {reference!r}: expected file.py:Class or package.module:Class")
+    file = reference_file(reference)
+    try:
+        if file is not None:
+            if not file.is_file():
+                raise UnknownArmError(f"arm {reference!r}: no such file {where!r}")
+            module = _import_file(file)
+        else:
+            module = importlib.import_module(where)
+    except ImportError as error:
+        raise UnknownArmError(f"arm {reference!r}: cannot import {where!r} ({error})") from None
+    cls = getattr(module, attribute, None)
+    if not isinstance(cls, type):
+        raise UnknownArmError(f"arm {reference!r}: {where!r} has no class {attribute!r}")
+    missing = [name for name in _PROTOCOL if not callable(getattr(cls, name, None))]
+    if missing:
+        raise UnknownArmError(f"arm {reference!r}: not an arm (no {missing[0]}); subclass arms.ArmBase")
+    return cls
+
+
+def reference_name(reference: str) -> str:
+    """The name an arm given by reference runs under (its logs' folder, the report's rows): its class's
+    `name` if it sets one, else the class name in kebab-case (`MyTTLArm` -> `my-ttl-arm`)."""
+    cls = load_reference(reference)
+    name = getattr(cls, "name", "")
+    if not isinstance(name, str) or name in ("", "base"):
+        name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", cls.__name__).lower()
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
+        raise UnknownArmError(f"arm {reference!r}: name {name!r} must be lowercase letters, digits, . _ -")
+    return name
+
+
+def arm_class(name: str) -> type:
+    """The class of a registered arm, an installed plugin or a reference."""
+    if is_reference(name):
+        return load_reference(name)
+    if name in ARMS:
+        return ARMS.load(name)
+    target, _ = installed_plugins()[name]
+    return load_reference(target)
+
+
+_TYPES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
+def check_plugin_options(cls: type, arm: str, options: dict[str, Any]) -> None:
+    """A plugin's options checked as the built-in arms check theirs: known names (its `OPTIONS` dataclass's
+    fields; none without one) and, for fields typed int, float, bool or str, the value's type."""
+    fields = dataclasses.fields(cls.OPTIONS) if getattr(cls, "OPTIONS", None) is not None else ()
+    names = [field.name for field in fields]
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        known = f"known: {', '.join(names)}" if names else "it takes no options"
+        raise ArmConfigError(f"{arm}: unknown option {unknown[0]!r}; {known}")
+    hints = typing.get_type_hints(cls.OPTIONS) if names else {}
+    for name, value in options.items():
+        wanted = hints.get(name)
+        if wanted not in _TYPES:
+            continue
+        fits = isinstance(value, wanted) and not (wanted is not bool and isinstance(value, bool))
+        if wanted is float and isinstance(value, int) and not isinstance(value, bool):
+            fits = True
+        if not fits:
+            raise ArmConfigError(f"{arm}: option {name} must be {_TYPES[wanted]}, got {value!r}")
+
+
 def resolve(name: str, overrides: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    """(base arm name, merged options) for an arm or variant name; raises UnknownArmError."""
+    """(base arm name, merged options) for an arm, variant, installed plugin or reference; raises
+    UnknownArmError."""
     options: dict[str, Any] = {}
     if name in VARIANTS:
         name, variant_options = VARIANTS[name]
         options = dict(variant_options)
-    if name not in ARMS:
+    if is_reference(name):
+        load_reference(name)
+    elif name not in ARMS and name not in installed_plugins():
         raise UnknownArmError(f"unknown arm {name!r}; known: {', '.join(available())}")
     return name, {**options, **(overrides or {})}
 
 
 def create_arm(name: str, overrides: dict[str, Any] | None = None) -> Arm:
-    """A fresh arm for `name` (an arm or a variant) with `overrides` on top of the variant's options."""
+    """A fresh arm for `name` (an arm, a variant, a plugin or a reference) with `overrides` on top of the
+    variant's options."""
     base, options = resolve(name, overrides)
-    arm = ARMS.load(base)(**options)
+    cls = arm_class(base)
+    if base not in ARMS:  # a plugin: its options checked here, as the built-in arms check their own
+        check_plugin_options(cls, name, options)
+    arm = cls(**options)
     arm.name = name
     return arm
 
 
 def available() -> list[str]:
-    """Every arm and variant name, sorted."""
-    return sorted({*ARMS.names(), *VARIANTS})
+    """Every arm, variant and installed plugin name, sorted."""
+    return sorted({*ARMS.names(), *VARIANTS, *installed_plugins()})

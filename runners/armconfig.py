@@ -22,7 +22,15 @@ from typing import Any
 import yaml
 
 from arms.base import Arm
-from arms.registry import available, create_arm, resolve
+from arms.registry import (
+    available,
+    create_arm,
+    installed_plugins,
+    is_reference,
+    reference_file,
+    reference_name,
+    resolve,
+)
 from tasks.errors import ArmConfigError, UnknownArmError
 from tasks.spec import Task
 
@@ -116,9 +124,14 @@ def parse_overrides(assignments: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def comparable_arms() -> list[str]:
-    """`--arms all`: every registered arm that runs with any model (arms whose model does the writing
-    through tools need a model with function calling, so they are left out)."""
-    return [name for name in available() if not getattr(create_arm(name), "MODEL_MANAGED", False)]
+    """`--arms all`: every arm of this repository that runs with any model (arms whose model does the writing
+    through tools need a model with function calling, so they are left out; so are installed plugins: `all`
+    is the same panel on every machine)."""
+    return [
+        name
+        for name in available()
+        if name not in installed_plugins() and not getattr(create_arm(name), "MODEL_MANAGED", False)
+    ]
 
 
 def ineffective_options(specs: list[ArmSpec], tasks: list[Task]) -> list[str]:
@@ -141,6 +154,13 @@ def ineffective_options(specs: list[ArmSpec], tasks: list[Task]) -> list[str]:
     return lines
 
 
+def absolute_reference(reference: str) -> str:
+    """A `file.py:Class` reference with its file's absolute path (worker processes and resumed runs may start
+    elsewhere); a `package.module:Class` one as it is."""
+    file = reference_file(reference)
+    return reference if file is None else f"{file.resolve()}:{reference.rpartition(':')[2]}"
+
+
 def resolve_arm_specs(
     names: list[str], config_path: str | Path | None = None, assignments: list[str] | None = None
 ) -> list[ArmSpec]:
@@ -154,18 +174,28 @@ def resolve_arm_specs(
         raise ArmConfigError(f"--arms: an arm is listed twice in {','.join(names)!r}")
     configured = load_arm_config(config_path) if config_path else {}
     overrides = parse_overrides(assignments or [])
-    stray = sorted(set(overrides) - set(names))
+    # an arm given by reference (file.py:Class, package.module:Class) runs under its class's name
+    run_names = {}
+    for name in names:
+        try:
+            run_names[name] = reference_name(name) if is_reference(name) else name
+        except UnknownArmError as exc:
+            raise ArmConfigError(f"--arms: {exc}") from None
+    if len(set(run_names.values())) != len(names):
+        raise ArmConfigError(f"--arms: two arms would run under one name in {','.join(names)!r}")
+    stray = sorted(set(overrides) - set(names) - set(run_names.values()))
     if stray:
         raise ArmConfigError(f"--set: arm {stray[0]!r} is not in --arms ({','.join(names)})")
     specs = []
     for name in names:
         spec = configured.get(name)
         if spec is None:
-            if name not in available():
+            if not is_reference(name) and name not in available():
                 known = ", ".join([*available(), *sorted(configured)])
                 raise ArmConfigError(f"--arms: unknown arm {name!r}; known: {known}")
-            spec = ArmSpec(name, name, {})
-        spec = ArmSpec(spec.name, spec.base, {**spec.options, **overrides.get(name, {})})
+            spec = ArmSpec(run_names[name], absolute_reference(name) if is_reference(name) else name, {})
+        given = {**overrides.get(name, {}), **overrides.get(run_names[name], {})}
+        spec = ArmSpec(spec.name, spec.base, {**spec.options, **given})
         try:
             spec.build()
         except (TypeError, ValueError) as exc:
