@@ -18,12 +18,17 @@ def register(app: typer.Typer) -> None:
 
     @sweep.command("plan")
     def plan_command(file: Annotated[Path, typer.Argument(help="The sweep file (YAML).")]) -> None:
-        """List the points of a sweep: id, seed, model and --set options of each."""
-        from amnesia_bench.sweep import load_sweep, set_options
+        """List the points of a sweep: id, configuration, seed, model, run settings and --set options of each,
+        and the point whose run of each shared arm (one no grid option touches) it links."""
+        from amnesia_bench.sweep import load_sweep, point_settings
 
         for point in load_sweep(file).points:
+            holders = sorted(set(point.shared.values()))
+            shares = f"  (shares {', '.join(point.shared)} with {', '.join(holders)})" if holders else ""
             typer.echo(
-                f"{point.id}  seed {point.seed}  {point.model}  {' '.join(set_options(point))}".rstrip()
+                f"{point.id}  {point.configuration}  seed {point.seed}  {point.model}  "
+                f"{point_settings(point)}".rstrip()
+                + shares
             )
 
     @sweep.command("run")
@@ -49,9 +54,11 @@ def register(app: typer.Typer) -> None:
         parsed = load_sweep(file)
 
         def announce(done: Point, summary: RunSummary) -> None:
+            holders = ", ".join(sorted(set(done.shared.values())))
+            linked = f" ({summary.shared} linked from {holders})" if summary.shared else ""
             typer.echo(
-                f"{done.id}: {summary.pairs} pairs run, {summary.skipped} skipped in {summary.seconds:.1f}s "
-                f"-> {summary.out}"
+                f"{done.id}: {summary.pairs} pairs run, {summary.skipped} skipped{linked} "
+                f"in {summary.seconds:.1f}s -> {summary.out}"
             )
 
         run_sweep(
@@ -69,8 +76,15 @@ def register(app: typer.Typer) -> None:
     def report_command(
         out: Annotated[Path, typer.Argument(help="The sweep folder.")],
         resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples per CI.")] = 1000,
+        reference: Annotated[
+            str | None,
+            typer.Option(
+                help="Arm every other arm is paired against. Default: the first shared arm, if any."
+            ),
+        ] = None,
     ) -> None:
-        """One table across the points: success, stale errors and false forgetting per point and arm."""
+        """One table across the configurations, seeds pooled: success, stale errors and false forgetting per
+        configuration and arm, each arm paired against the reference arm."""
         from reports.sweep import build_sweep_report  # imported here: running a sweep need not load pandas
 
-        typer.echo(f"sweep report written to {build_sweep_report(out, resamples)}")
+        typer.echo(f"sweep report written to {build_sweep_report(out, resamples, reference)}")

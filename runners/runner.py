@@ -71,6 +71,9 @@ class RunOptions:
     argv: list[str] = field(default_factory=list)
     shard: tuple[int, int] | None = None  # (i, N): only the pairs of shard i of N (runners.execute.shard_of)
     executor: str = "processes"  # processes | dask | dask=ADDRESS (runners.execute.Executor)
+    # (arm, run folder): that arm's finished logs are linked from the other run, whose run of the arm must be
+    # this one's (the same seed, model, budget, tasks and arm config; checked), instead of being replayed
+    shared_logs: tuple[tuple[str, Path], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,7 @@ class RunSummary:
     cache_misses: int | None = None  # calls the cache could not answer, made for real
     # the pairs that stopped on a failed model call, as "arm task-id: error" (their logs end with pair_error)
     failed: tuple[str, ...] = ()
+    shared: int = 0  # finished logs linked from another run (`RunOptions.shared_logs`), counted in skipped
 
 
 def select_tasks(tasks: list[Task], groups: tuple[str, ...], limit: int | None, seed: int = 0) -> list[Task]:
@@ -358,7 +362,12 @@ def _run(
     if options.shard is not None:
         index, count = options.shard
         jobs = [job for job in jobs if shard_of(job.arm.name, job.task.id, count) == index]
-    pending = [job for job in jobs if not (options.resume and is_finished(job.log_path))]
+    linked = _link_shared_logs(options.shared_logs, manifest, jobs, options.resume)
+    pending = [
+        job
+        for job in jobs
+        if job.log_path not in linked and not (options.resume and is_finished(job.log_path))
+    ]
     try:
         with tqdm(
             total=len(pending), desc="pairs", unit="pair", file=sys.stderr, disable=not options.progress
@@ -388,7 +397,64 @@ def _run(
         cache_hits=counts.cache_hits if cached else None,
         cache_misses=counts.cache_misses if cached else None,
         failed=failed,
+        shared=len(linked),
     )
+
+
+# The manifest fields that make another run's logs of an arm this run's logs (with the arm's own config).
+_SAME_PAIRS_KEYS = (
+    "seed",
+    "epoch",
+    "model",
+    "budget_tokens",
+    "task_ids",
+    "tasks",
+    "groups",
+    "limit",
+    "limit_seed",
+)
+
+
+def _link_shared_logs(
+    shared_logs: tuple[tuple[str, Path], ...], manifest: dict[str, Any], jobs: list[PairJob], resume: bool
+) -> set[Path]:
+    """Link (relative symlinks) every finished log of a shared arm from its run folder in place of this run's
+    unfinished one; returns the logs linked. A pair whose log the other run has not finished is replayed
+    here (the same pairs give the same logs). The other run must have run the arm as this run does. On
+    resume, a link to a log no longer finished is removed first, so a replay never writes through it."""
+    if resume:
+        for job in jobs:
+            if job.log_path.is_symlink() and not is_finished(job.log_path):
+                job.log_path.unlink()
+    sources = dict(shared_logs)
+    for arm, source in sources.items():
+        path = source / "manifest.json"
+        try:
+            other = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue  # not started yet: every pair is replayed here
+        except (OSError, json.JSONDecodeError) as exc:
+            raise RunError(f"{path}: cannot share its logs: unreadable manifest ({exc})") from None
+        for key in _SAME_PAIRS_KEYS:
+            if other.get(key, _RESUME_DEFAULTS.get(key)) != manifest.get(key):
+                raise RunError(f"{path}: cannot share the logs of arm {arm!r}: {key} differs from this run")
+        if other.get("arms", {}).get(arm) != manifest["arms"].get(arm):
+            raise RunError(f"{path}: cannot share the logs of arm {arm!r}: arms.{arm} differs from this run")
+    linked: set[Path] = set()
+    for job in jobs:
+        source = sources.get(job.arm.name)
+        if source is None or is_finished(job.log_path):
+            continue
+        origin = source / "logs" / job.arm.name / job.log_path.name
+        if origin.is_symlink() or not is_finished(origin):
+            continue  # a link of a link would break when one folder moves
+        job.log_path.parent.mkdir(parents=True, exist_ok=True)
+        link = job.log_path.with_name(job.log_path.name + ".link")
+        link.unlink(missing_ok=True)
+        os.symlink(os.path.relpath(origin, job.log_path.parent), link)
+        os.replace(link, job.log_path)
+        linked.add(job.log_path)
+    return linked
 
 
 def _failure(job: PairJob) -> str:
