@@ -80,6 +80,8 @@ def test_the_report_pools_each_configurations_seeds_and_pairs_it_against_the_sha
     sweep_file, tmp_path: Path
 ) -> None:
     from reports.build import compute_tables
+    from reports.sweep import ALL_POINTS, configurations, measure, read_plan, tradeoff_summaries
+    from reports.tradeoff import tradeoff_points
 
     out = tmp_path / "sweep"
     _cli("sweep", "run", str(sweep_file), "--out", str(out), "--no-progress")
@@ -118,6 +120,15 @@ def test_the_report_pools_each_configurations_seeds_and_pairs_it_against_the_sha
         "context_tokens",
     }
     assert set(paired[paired["metric"] == "false_forgetting_rate"]["group"]) == {"helpful"}
+    # the trade-off figure: the shared arm once, every marker the table's numbers
+    measured = [measure(c, out, "full-memory", resamples=100) for c in configurations(read_plan(out), out)]
+    points = tradeoff_points(tradeoff_summaries(measured, ["full-memory"])).set_index(["label", "arm"])
+    assert list(points.index) == [("c000", "amnesia"), (ALL_POINTS, "full-memory"), ("c001", "amnesia")]
+    by_key = table.set_index(["configuration", "arm"])
+    for rate in ("stale_error_rate", "false_forgetting_rate"):  # (all groups = helpful for the latter)
+        for suffix in ("", "_lo", "_hi"):
+            shown = [float(by_key.loc[key, rate + suffix]) for key in points.index]
+            assert points[rate + suffix].tolist() == pytest.approx(shown, nan_ok=True)
 
 
 def test_another_reference_arm_and_an_unknown_one(sweep_file, tmp_path: Path) -> None:
@@ -153,26 +164,6 @@ def test_a_sharded_sweep_equals_the_whole_sweep_and_reports_every_point(
     assert [row.split("|")[3].strip() for row in rows] == ["all points", "flat", "ebbinghaus"]
     assert "![Stale errors vs false forgetting across the configurations](tradeoff.png)" in table
     assert all((sharded / "report" / f"tradeoff.{kind}").stat().st_size > 0 for kind in ("png", "svg"))
-
-
-def test_the_tradeoff_figure_shows_the_shared_arm_once_and_the_tables_numbers(
-    sweep_file, tmp_path: Path
-) -> None:
-    from reports.sweep import ALL_POINTS, configurations, measure, read_plan, tradeoff_summaries
-    from reports.tradeoff import tradeoff_points
-
-    out = tmp_path / "sweep"
-    _cli("sweep", "run", str(sweep_file), "--out", str(out), "--no-progress")
-    _cli("sweep", "report", str(out), "--resamples", "100")
-    plan = read_plan(out)
-    measured = [measure(c, out, "full-memory", resamples=100) for c in configurations(plan, out)]
-    points = tradeoff_points(tradeoff_summaries(measured, ["full-memory"])).set_index(["label", "arm"])
-    assert list(points.index) == [("c000", "amnesia"), (ALL_POINTS, "full-memory"), ("c001", "amnesia")]
-    table = pd.read_csv(out / "report" / "sweep.csv").set_index(["configuration", "arm"])
-    for rate in ("stale_error_rate", "false_forgetting_rate"):  # (all groups = helpful for the latter)
-        for suffix in ("", "_lo", "_hi"):
-            shown = [table.loc[key, rate + suffix] for key in points.index]
-            assert points[rate + suffix].tolist() == pytest.approx(shown, nan_ok=True)
 
 
 def test_an_unfinished_point_is_named_in_the_report(sweep_file, tmp_path: Path) -> None:
