@@ -435,6 +435,13 @@ def mcp(
         int | None,
         typer.Option(min=0, max=65535, help="HTTP port (default 8765; 0: any free port, logged on stderr)."),
     ] = None,
+    stateless: Annotated[
+        bool,
+        typer.Option(
+            "--stateless",
+            help="With --http: each POST is answered alone, as JSON (no session, no initialize, no SSE).",
+        ),
+    ] = False,
     in_memory: Annotated[
         bool, typer.Option("--in-memory", help="Keep the store in memory (gone when the server stops).")
     ] = False,
@@ -465,6 +472,7 @@ def mcp(
         in_memory=in_memory,
         http=http,
         port=port,
+        stateless=stateless,
         clock=state.clock,
         owner=owner,
         sub_agent=sub_agent,

@@ -352,9 +352,11 @@ class MemoryServer:
             await self.server.run(requests, write_stream, self.server.create_initialization_options())
             tasks.cancel_scope.cancel()
 
-    async def serve_http(self, sweep_interval: float, port: int) -> None:
+    async def serve_http(self, sweep_interval: float, port: int, stateless: bool = False) -> None:
         """Serve streamable HTTP on the loopback interface only, at http://127.0.0.1:PORT/mcp (port 0: any
-        free port); the address is logged once the socket listens. Stops on SIGINT/SIGTERM."""
+        free port); the address is logged once the socket listens. Stops on SIGINT/SIGTERM. `stateless`: every
+        POST is a request of its own answered with one JSON body (the SDK's stateless JSON mode), for clients
+        that send plain JSON-RPC without initializing a session or reading an event stream."""
         import uvicorn  # a dependency of the mcp SDK; only the HTTP transport needs it
 
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -365,7 +367,9 @@ class MemoryServer:
         except OSError as error:
             listener.close()
             raise InvalidInput(f"--port: cannot listen on {LOOPBACK}:{port} ({error.strerror})") from None
-        app = self.server.streamable_http_app(streamable_http_path=HTTP_PATH, host=LOOPBACK)
+        app = self.server.streamable_http_app(
+            streamable_http_path=HTTP_PATH, host=LOOPBACK, stateless_http=stateless, json_response=stateless
+        )
         web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         self.log(f"serving streamable HTTP at http://{LOOPBACK}:{listener.getsockname()[1]}{HTTP_PATH}")
         async with anyio.create_task_group() as tasks:
@@ -466,6 +470,7 @@ def serve(
     in_memory: bool = False,
     http: bool = False,
     port: int | None = None,
+    stateless: bool = False,
     clock: Clock | None = None,
     owner: str | None = None,
     sub_agent: bool = False,
@@ -475,6 +480,8 @@ def serve(
     given; with `sub_agent`, the sub-agent whose session is `owner`."""
     if port is not None and not http:
         raise InvalidInput("--port: only with --http (stdio has no port)")
+    if stateless and not http:
+        raise InvalidInput("--stateless: only with --http (stdio is one session)")
     if owner is not None and not owner.strip():
         raise InvalidInput("--owner: expected a session id, got an empty string")
     if sub_agent and owner is None:
@@ -486,7 +493,7 @@ def serve(
     interval = engine.config.sweep_interval
     try:
         if http:
-            anyio.run(memory.serve_http, interval, DEFAULT_HTTP_PORT if port is None else port)
+            anyio.run(memory.serve_http, interval, DEFAULT_HTTP_PORT if port is None else port, stateless)
         else:
             anyio.run(memory.serve_stdio, interval)
     except KeyboardInterrupt:  # Ctrl-C is how a person stops a server they started by hand

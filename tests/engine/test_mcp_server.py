@@ -10,7 +10,7 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -258,10 +258,70 @@ def test_streamable_http_on_loopback(tmp_path: Path) -> None:
         server.wait(timeout=DEADLINE)
 
 
+@pytest.fixture
+def stateless_server(tmp_path: Path) -> Iterator[str]:
+    """`mcp --in-memory --http --stateless` on a free loopback port: its URL."""
+    serve = ["mcp", "--in-memory", "--http", "--stateless", "--port", "0"]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "amnesia.cli", *serve],
+        env=server_env(tmp_path),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in server.stderr], daemon=True).start()
+    try:
+        announced = lines.get(timeout=DEADLINE)
+        assert " serving streamable HTTP at http://127.0.0.1:" in announced
+        yield announced.rsplit(" ", 1)[1].strip()
+    finally:
+        server.terminate()
+        server.wait(timeout=DEADLINE)
+
+
+def test_stateless_http_answers_plain_json_rpc_posts_without_a_session(stateless_server: str) -> None:
+    """What benchd's generic MCP client sends: JSON-RPC POSTs with no initialize, no session id and no
+    event-stream Accept header, each answered with one JSON body."""
+    import httpx
+
+    def post(method: str, params: dict[str, Any], number: int) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
+        reply = httpx.post(stateless_server, json=body, headers={"Accept": "*/*"}, timeout=DEADLINE)
+        assert reply.status_code == 200 and reply.headers["content-type"].startswith("application/json")
+        assert reply.json()["id"] == number
+        return reply.json()["result"]
+
+    assert [tool["name"] for tool in post("tools/list", {}, 1)["tools"]] == list(TOOL_NAMES)
+    remember = {"name": "amnesia_remember", "arguments": {"content": "Deploys freeze on Friday."}}
+    wrote = json.loads(post("tools/call", remember, 2)["content"][0]["text"])
+    recall = {"name": "amnesia_recall", "arguments": {"query": "deploys"}}
+    found = json.loads(post("tools/call", recall, 3)["content"][0]["text"])
+    assert [item["id"] for item in found["items"]] == [wrote["id"]]
+
+
+def test_benchds_generic_mcp_adapter_completes_its_smoke_benchmark(
+    stateless_server: str, tmp_path: Path
+) -> None:
+    """A peer harness's client, unchanged (benchd-harness, the dev extra): it completes smoke-memory-v0 and
+    scores what it scores (the figures are benchmarks/benchd_interop.py's, in docs/mcp.md)."""
+    import shutil
+
+    benchd = shutil.which("benchd")
+    assert benchd is not None, "benchd-harness is in the dev extra: pip install -e '.[dev]'"
+    config = {"endpoint": stateless_server, "ingest_tool": "amnesia_remember", "query_tool": "amnesia_recall"}
+    command = [benchd, "run", "-a", "mcp", "-b", "smoke-memory-v0", "-o", str(tmp_path / "out")]
+    done = subprocess.run([*command, "--adapter-config", json.dumps(config)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Run complete" in done.stdout and "Verified Score:" in done.stdout
+    assert "MCP query error" not in done.stdout and "Traceback" not in done.stdout + done.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["mcp", "--port", "9000"], "--port: only with --http"),
+        (["mcp", "--stateless"], "--stateless: only with --http"),
         (["--db", "x.db", "mcp", "--in-memory"], "--in-memory: the store is either in memory or at --db"),
         (["--clock-file", "missing", "mcp", "--in-memory"], "missing: cannot read the clock file"),
         (["mcp", "--http", "--port", "70000"], "--port"),
