@@ -560,8 +560,14 @@ def last_record(path: Path) -> dict[str, Any] | None:
     with path.open("rb") as handle:
         handle.seek(0, 2)
         size = handle.tell()
-        handle.seek(max(0, size - 65536))
-        lines = handle.read().splitlines()
+        chunk = 65536
+        while True:  # back from the end until the last line is whole (a task_end summary can be megabytes)
+            start = max(0, size - chunk)
+            handle.seek(start)
+            lines = handle.read().splitlines()
+            if start == 0 or len(lines) > 1:
+                break
+            chunk *= 4
     if not lines:
         return None
     try:

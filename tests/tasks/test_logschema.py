@@ -230,3 +230,15 @@ def test_only_a_records_first_field_may_be_shared(tmp_path):
         pytest.raises(TypeError, match="only the first field may be a shared_value"),
     ):
         log.write(Late(first=1, task={}))
+
+
+def test_a_pair_whose_task_end_is_longer_than_the_tail_read_is_finished(tmp_path):
+    """An imported conversation's task_end carries a summary of hundreds of kilobytes: the last record is read
+    whole, however long (it was cut at 64 KiB, so every LoCoMo pair read as unfinished)."""
+    path = tmp_path / "long.jsonl"
+    with LogWriter(path, arm="amnesia", task_id="t", clock=SimulatedClock(0.0)) as log:
+        for index in range(3000):
+            log.write(MemoryWrite(item_id=f"m-{index}", content="an observation of the conversation " * 3))
+        log.write(TaskEnd(probes=0, model_calls=0, wall_seconds=0.1))
+    assert len(path.read_bytes().splitlines()[-1]) > 4 * 65536
+    assert is_finished(path)
