@@ -58,3 +58,8 @@ class InjectionRefused(InvalidInput):
             f"content refused: untrusted text reads like a prompt injection (rule: {rule}); "
             "store the fact in your own words"
         )
+
+
+class StoreFull(AmnesiaError):
+    """The disk (or the database's page limit) is full: the write was rolled back; the message names the
+    file."""

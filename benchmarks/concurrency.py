@@ -10,6 +10,13 @@ forget; end a sub-agent). A CLI user calls `dsh-memory-forget` (its `run(argv)` 
 remember/recall/forget/sweep/status/audit. The sweeper sweeps. Everyone runs on the wall clock, so memories
 really expire while others write. Prints operations acknowledged per role, refusals (StoreBusy after the
 bounded retry, which is a clear error rather than a lost write), writes and forgets checked, and problems.
+
+Forensic scans (`db_invariants.ForensicTally`): every `--scan-every` seconds while the processes run, the
+parent takes the write lock (so no commit is half-done), and unless a scrub is pending (the `-scrub` marker:
+a forget whose WAL truncation a reader blocked), reads every byte of the database, -wal, -shm, any journal
+and the marker, then greps them for the text and the content key of every memory the audit records as
+forgotten. A pending scrub is counted (`scans_deferred_scrub_pending`), not scanned. The same scan runs at the
+end, before and after a reopen. `forgotten_bytes_found` must be 0.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import io
 import json
 import os
 import random
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -28,12 +36,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
-from db_invariants import check_database, print_figures, read_ledgers
+from db_invariants import ForensicTally, check_database, key_of, print_figures, read_ledgers
 
 from amnesia import Amnesia, Config, SQLiteStore
+from amnesia.audit import FORGET_REASONS
 from amnesia.cli import run as cli_run
 from amnesia.errors import StoreBusy
 from amnesia.keys import KEY_FILE_ENV
+from amnesia.stores.forensics import read_files
+from amnesia.stores.sqlite import scrub_marker
 
 CONFIG = Config(max_store_bytes=6_000, max_item_bytes=400, lock_timeout=10.0)
 WORDS = ("deploy", "oolong", "staging", "invoice", "harbor", "quartz")
@@ -56,9 +67,9 @@ def _agent_step(engine: Amnesia, rng: random.Random, serial: str, log: TextIO) -
             options |= {"scope": "session", "owner_id": f"sub-{serial.split('-')[0]}"}
         _note(log, t="intent", op="remember", content=content)
         view = engine.remember(content, **options)
-        _note(
-            log, t="ack", op="remember", id=view.id, content=content, gone=[*view.superseded, *view.evicted]
-        )
+        gone = [*view.superseded, *view.evicted]
+        key = key_of(engine.store.path, view.id)  # type: ignore[attr-defined]
+        _note(log, t="ack", op="remember", id=view.id, content=content, key=key, gone=gone)
     elif roll < 0.65:
         _note(log, t="intent", op="recall")
         engine.recall(rng.choice(WORDS), limit=3)
@@ -94,7 +105,8 @@ def _cli_step(base: list[str], rng: random.Random, serial: str, log: TextIO) -> 
         if code == 0:
             view = json.loads(out)
             gone = [*view["superseded"], *view["evicted"]]
-            _note(log, t="ack", op="cli-remember", id=view["id"], content=content, gone=gone)
+            key = key_of(Path(base[2]), view["id"])
+            _note(log, t="ack", op="cli-remember", id=view["id"], content=content, key=key, gone=gone)
     elif roll < 0.6:
         _note(log, t="intent", op="cli-forget")
         code, out, err = _cli([*base, "forget", "--query", rng.choice(WORDS)])
@@ -143,8 +155,34 @@ def worker(
                 _note(log, t="ack", op="busy", error=str(error))
 
 
+def _scan_under_the_write_lock(db: Path, folder: Path, tally: ForensicTally) -> list[str] | None:
+    """Read the files while holding the write lock (no commit half-done) and grep them for every memory the
+    audit records as forgotten; None (nothing scanned) while a scrub is pending."""
+    connection = sqlite3.connect(db, timeout=60.0, isolation_level=None)
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if scrub_marker(db).exists():
+                return None
+            rows = connection.execute("SELECT item_id, reason FROM audit").fetchall()
+            forgotten = {item_id for item_id, reason in rows if reason in FORGET_REASONS}
+            blobs = read_files(db)
+        finally:
+            connection.execute("ROLLBACK")
+    finally:
+        connection.close()
+    # The lock is released before the grep: the writers wait only for the reading of the files.
+    return tally.scan(db, read_ledgers(sorted(folder.glob("ledger-*.jsonl"))), forgotten, blobs)
+
+
 def run_mix(
-    seconds: float, agents: int, clis: int, sweepers: int, folder: Path, min_steps: int = 0
+    seconds: float,
+    agents: int,
+    clis: int,
+    sweepers: int,
+    folder: Path,
+    min_steps: int = 0,
+    scan_every: float = 0.5,
 ) -> dict[str, Any]:
     db, config_file = folder / "memory.db", folder / "config.yaml"
     config_file.write_text(yaml.safe_dump(CONFIG.to_dict()), encoding="utf-8")
@@ -159,7 +197,12 @@ def run_mix(
                 [*argv, str(index), str(seconds), str(min_steps)], stderr=subprocess.PIPE, text=True
             )
         )
-    problems = []
+    tally, deferred, problems = ForensicTally(), 0, []
+    while any(process.poll() is None for process in processes):
+        time.sleep(scan_every)  # the mix runs on the wall clock; the scans sample it
+        found = _scan_under_the_write_lock(db, folder, tally)
+        deferred += found is None
+        problems += [f"during the run: {line}" for line in found or ()]
     for index, process in enumerate(processes):
         _, stderr = process.communicate(timeout=seconds + 240)
         if process.returncode != 0 or stderr.strip():
@@ -174,7 +217,11 @@ def run_mix(
     problems += [f"a user saw: {e}" for e in errors if "database is locked" in e]
     problems += [f"unexpected CLI error: {e}" for e in errors if not e.startswith("error: db:")]
     ledger = read_ledgers(ledgers)
+    found = _scan_under_the_write_lock(db, folder, tally)
+    problems += [f"at the end: {line}" for line in (["a scrub is still pending"] if found is None else found)]
+    SQLiteStore(db).close()
     verdict = check_database(db, ledger, CONFIG)
+    problems += [f"after a reopen: {line}" for line in tally.scan(db, ledger, verdict.forgotten)]
     return {
         "processes": {"agents": agents, "clis": clis, "sweepers": sweepers},
         "seconds": seconds,
@@ -184,6 +231,8 @@ def run_mix(
         "forgets_checked": verdict.forgets_checked,
         "live_items": verdict.live,
         "forget_entries": verdict.forget_entries,
+        "forensic": tally.figures(),
+        "scans_deferred_scrub_pending": deferred,
         "problems": problems + verdict.problems,
     }
 
@@ -197,6 +246,9 @@ def main() -> int:
     parser.add_argument(
         "--min-steps", type=int, default=0, help="each process goes on until this many steps finished"
     )
+    parser.add_argument(
+        "--scan-every", type=float, default=0.5, help="seconds between forensic scans during the run"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--worker", nargs=7, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -206,7 +258,8 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as scratch:
         os.environ[KEY_FILE_ENV] = str(Path(scratch) / "audit.key")  # workers share it; nothing in ~/.config
-        figures = run_mix(args.seconds, args.agents, args.clis, args.sweepers, Path(scratch), args.min_steps)
+        roles = (args.agents, args.clis, args.sweepers)
+        figures = run_mix(args.seconds, *roles, Path(scratch), args.min_steps, args.scan_every)
     return print_figures(figures, args.json, 50)
 
 

@@ -13,6 +13,13 @@ progress callbacks (one per `PROGRESS_STEP` virtual-machine instructions, so ins
 transactions) and SIGKILLs itself at a drawn count, or right after the operation if it ends first. The parent
 then reopens the file (recovery) and checks every invariant. Prints kills, operations in flight when killed,
 acknowledged operations, writes and forgets checked, and every problem; exit 1 if there is one.
+
+Forensic scans (`db_invariants.ForensicTally`): after each kill the parent greps every byte of the database,
+-wal, -shm, any journal and the scrub marker for the text and the content key of every memory forgotten so
+far, twice. Before the reopen, a memory whose forget was acknowledged must not be found (its scrub finished
+before the acknowledgement); the one forget the kill may have cut between its commit and its scrub is
+counted as `found_before_reopen` (the window that lasts until the next open). After the reopen, every
+memory the audit records as forgotten must be gone: `forgotten_bytes_found` must be 0.
 """
 
 from __future__ import annotations
@@ -29,11 +36,12 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from db_invariants import check_database, print_figures, read_ledgers
+from db_invariants import ForensicTally, check_database, key_of, print_figures, read_ledgers
 
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
 from amnesia.errors import AmnesiaError
 from amnesia.keys import KEY_FILE_ENV
+from amnesia.stores.forensics import read_files
 
 CONFIG = Config(max_store_bytes=1_000, max_item_bytes=400, default_ttl=1_800.0)
 WORDS = ("deploy", "oolong", "staging", "invoice", "harbor", "quartz", "lantern", "meadow")
@@ -65,7 +73,9 @@ def _operation(engine: Amnesia, rng: random.Random, serial: str, log: TextIO) ->
         _note(log, t="intent", op="remember", content=content, at=now)
         view = engine.remember(content, **options)
         done = "remember-evicting" if view.evicted else "remember"
-        _note(log, t="ack", op=done, id=view.id, content=content, gone=[*view.superseded, *view.evicted])
+        gone = [*view.superseded, *view.evicted]
+        key = key_of(engine.store.path, view.id)  # type: ignore[attr-defined]
+        _note(log, t="ack", op=done, id=view.id, content=content, key=key, gone=gone)
     elif roll < 0.7:
         live = engine.plugs()
         _note(log, t="intent", op="forget", at=now)
@@ -141,6 +151,8 @@ def run_kills(kills: int, folder: Path, seed: int) -> dict[str, Any]:
     db, ledger = folder / "memory.db", folder / "ledger.jsonl"
     problems: list[str] = []
     verdict = None
+    after_reopen, before_reopen, cut_forgets = ForensicTally(), ForensicTally(), ForensicTally()
+    found_before_reopen = 0
     for round_index in range(kills):
         start = _last_time(ledger) + STEP_SECONDS
         process = subprocess.Popen(
@@ -163,8 +175,15 @@ def run_kills(kills: int, folder: Path, seed: int) -> dict[str, Any]:
         if process.returncode != -signal.SIGKILL:
             problems.append(f"round {round_index}: worker exited with {process.returncode}: {stderr[-300:]}")
             break
+        state = read_ledgers([ledger])
+        killed = read_files(db)  # the files as the kill left them
+        acknowledged = before_reopen.scan(db, state, state.forgotten, killed)
+        problems += [f"after kill {round_index + 1}, before reopening: {p}" for p in acknowledged]
         SQLiteStore(db).close()  # reopen after the crash, as the next user would
-        verdict = check_database(db, read_ledgers([ledger]), CONFIG)
+        verdict = check_database(db, state, CONFIG)
+        cut = verdict.forgotten - state.forgotten  # forgotten by the killed operation, never acknowledged
+        found_before_reopen += bool(cut_forgets.scan(db, state, cut, killed))
+        verdict.problems.extend(after_reopen.scan(db, state, verdict.forgotten))
         if verdict.problems:
             problems += [f"after kill {round_index + 1}: {p}" for p in verdict.problems]
             break
@@ -177,6 +196,10 @@ def run_kills(kills: int, folder: Path, seed: int) -> dict[str, Any]:
         "forgets_checked": verdict.forgets_checked if verdict else 0,
         "live_items": verdict.live if verdict else 0,
         "forget_entries": verdict.forget_entries if verdict else 0,
+        "forensic_after_reopen": after_reopen.figures(),
+        "forensic_before_reopen_acknowledged": before_reopen.figures(),
+        "forensic_before_reopen_cut_forget": cut_forgets.figures(),
+        "kills_with_a_cut_forget_found_before_reopen": found_before_reopen,
         "problems": problems,
     }
 

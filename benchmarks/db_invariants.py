@@ -12,6 +12,10 @@ Clients append one JSON line per event to a ledger file and flush it: an `intent
   that content (nothing gone without its audit line);
 - every id an acknowledged forget/sweep/eviction/supersession reported is gone and audited;
 - the live items fit `max_store_bytes` and no two live items share a key in one scope.
+
+`scan_forgotten` is the forensic check: it greps every byte of the database, its -wal, -shm, any journal and
+the scrub marker for each forgotten memory's text and for the content key it was sealed under (clients log
+each write's key in their ack line, read while the memory was live).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from amnesia.audit import FORGET_REASONS, content_hash
 from amnesia.config import Config
 from amnesia.item import MemoryItem, validate_item
 from amnesia.keys import existing_key
+from amnesia.stores.forensics import content_keys, scan
+from amnesia.stores.shredding import unseal
 
 
 @dataclass
@@ -35,6 +41,7 @@ class Ledger:
 
     attempted: set[str] = field(default_factory=set)  # every content a write was started with
     written: dict[str, str] = field(default_factory=dict)  # acknowledged write: id -> content
+    keys: dict[str, bytes] = field(default_factory=dict)  # acknowledged write: id -> its content key
     forgotten: set[str] = field(default_factory=set)  # ids an acknowledged operation reported as forgotten
     acks: Counter[str] = field(default_factory=Counter)  # acknowledged operations per kind
     in_flight: Counter[str] = field(default_factory=Counter)  # operations started and never acknowledged
@@ -62,6 +69,8 @@ class Ledger:
             self.acks[event["op"]] += 1
             if "id" in event:
                 self.written[event["id"]] = event["content"]
+            if event.get("key"):
+                self.keys[event["id"]] = bytes.fromhex(event["key"])
             self.forgotten.update(event.get("gone", ()))
         if pending is not None:
             self.in_flight[pending] += 1
@@ -79,6 +88,7 @@ def read_ledgers(paths: Iterable[Path]) -> Ledger:
 class Verdict:
     problems: list[str]
     live: int
+    forgotten: set[str]  # ids the audit records as forgotten
     forget_entries: int
     writes_checked: int
     forgets_checked: int
@@ -89,16 +99,21 @@ def check_database(db_path: Path, ledger: Ledger, config: Config) -> Verdict:
     try:
         integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
         store_id = db.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()[0]
-        rows = db.execute("SELECT id, data FROM items").fetchall()
+        rows = db.execute(
+            "SELECT items.id, items.data, content_keys.key FROM items "
+            "LEFT JOIN content_keys ON content_keys.slot = items.key_slot"
+        ).fetchall()
         audit = db.execute("SELECT item_id, reason, content_hash FROM audit").fetchall()
     finally:
         db.close()
     secret, _ = existing_key(store_id)  # the audit key lives outside the database (amnesia.keys)
     problems = [] if integrity == "ok" else [f"integrity_check: {integrity}"]
     live: dict[str, MemoryItem] = {}
-    for item_id, data in rows:
+    for item_id, data, key in rows:
         try:
-            item = MemoryItem.from_dict(json.loads(data))
+            if key is None:
+                raise ValueError("no content key")
+            item = MemoryItem.from_dict(json.loads(unseal(key, data)))
             validate_item(item, max_item_bytes=config.max_item_bytes)
         except (ValueError, TypeError) as error:
             problems.append(f"half-written item {item_id}: {error}")
@@ -138,10 +153,63 @@ def check_database(db_path: Path, ledger: Ledger, config: Config) -> Verdict:
     return Verdict(
         problems=problems,
         live=len(live),
+        forgotten=set(forget_hashes),
         forget_entries=sum(forget_counts.values()),
         writes_checked=len(ledger.written),
         forgets_checked=len(ledger.forgotten),
     )
+
+
+def key_of(db_path: Path, item_id: str) -> str:
+    """The content key of a live item as hex, read by a client right after its write ("" if another process
+    has already forgotten it); the forensic scans look for it once the item is forgotten."""
+    return content_keys(db_path, [item_id]).get(item_id, b"").hex()
+
+
+@dataclass
+class ForensicTally:
+    """Raw-byte scans for forgotten memories, added up over a run."""
+
+    scans: int = 0
+    files: int = 0
+    bytes_read: int = 0
+    forgotten_checked: int = 0  # forgotten memories looked for, summed over the scans
+    found: int = 0  # forgotten memories found (text or key), summed over the scans
+    found_bytes: int = 0
+
+    def scan(
+        self,
+        db_path: Path,
+        ledger: Ledger,
+        forgotten: Iterable[str],
+        blobs: list[tuple[str, bytes]] | None = None,
+    ) -> list[str]:
+        """Grep every byte of the database's files (or `blobs`, read before) for each forgotten memory's text
+        (as the client wrote it) and its content key; returns one line per string found."""
+        needles: dict[str, bytes] = {}
+        for item_id in forgotten:
+            if item_id in ledger.written:
+                needles[f"{item_id} text"] = ledger.written[item_id].encode("utf-8")
+            if item_id in ledger.keys:
+                needles[f"{item_id} key"] = ledger.keys[item_id]
+        result = scan(db_path, needles, blobs)
+        self.scans += 1
+        self.files += result.files
+        self.bytes_read += result.bytes_read
+        self.forgotten_checked += len({label.split()[0] for label in needles})
+        self.found += len(result.found)
+        self.found_bytes += result.found_bytes
+        return [f"forgotten {label} found in {', '.join(names)}" for label, names in result.found.items()]
+
+    def figures(self) -> dict[str, int]:
+        return {
+            "scans": self.scans,
+            "files_scanned": self.files,
+            "bytes_scanned": self.bytes_read,
+            "forgotten_checked": self.forgotten_checked,
+            "forgotten_found": self.found,
+            "forgotten_bytes_found": self.found_bytes,
+        }
 
 
 def print_figures(figures: dict, as_json: bool, most_problems: int | None = None) -> int:

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore, StoreBusy
+from amnesia.stores.forensics import content_keys
+from amnesia.stores.shredding import unseal
 from amnesia.stores.sqlite import default_db_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,15 +49,17 @@ def test_forgotten_content_is_not_in_the_database_file_or_wal(tmp_path: Path):
     marker = "ZEBRA-MARKER-4471 likes oolong"
     survivor = "GIRAFFE-MARKER-9902 likes sencha"
     doomed = engine.remember(marker, ttl=30, curve="flat")
-    engine.remember(survivor, ttl=3600)
+    kept = engine.remember(survivor, ttl=3600)
+    doomed_key, survivor_key = (content_keys(path)[view.id] for view in (doomed, kept))
     for _ in range(3):  # updates leave old row images around unless they are scrubbed too
         engine.select_for_injection()
         clock.advance(1)
     clock.advance(60)
     assert doomed.id in engine.sweep().ids
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("memory.db"))
-    assert marker.encode() not in raw
-    assert survivor.encode() in raw  # the scan does see content that is still live
+    assert marker.encode() not in raw and doomed_key not in raw
+    assert survivor.encode() not in raw  # stored sealed, never in the clear
+    assert survivor_key in raw  # the scan does see the key of content that is still live
     wal = tmp_path / "memory.db-wal"
     assert not wal.exists() or wal.stat().st_size == 0
     engine.close()
@@ -132,3 +136,42 @@ def test_file_is_private_and_garbage_is_rejected(tmp_path: Path):
     junk.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(Exception, match=r"junk\.db"):
         SQLiteStore(junk)
+
+
+def _unseal_to_the_old_layout(db: Path) -> None:
+    """Turn a database into what the versions before crypto-shredding wrote: plaintext rows, no key slots."""
+    connection = sqlite3.connect(db, isolation_level=None)
+    for table in ("items", "audit"):
+        rows = connection.execute(
+            f"SELECT {table}.seq, {table}.data, content_keys.key FROM {table} "
+            f"JOIN content_keys ON content_keys.slot = {table}.key_slot"
+        ).fetchall()
+        connection.executemany(
+            f"UPDATE {table} SET data = ? WHERE seq = ?",
+            [(unseal(key, data).decode(), seq) for seq, data, key in rows],
+        )
+        connection.execute(f"ALTER TABLE {table} DROP COLUMN key_slot")
+    connection.execute("DROP TABLE content_keys")
+    connection.close()
+
+
+def test_a_database_from_before_sealing_is_sealed_and_rebuilt_when_opened(tmp_path: Path):
+    path, clock = tmp_path / "memory.db", SimulatedClock(0)
+    config = Config(restorable=True)
+    engine = open_engine(path, clock, config)
+    kept = engine.remember("GIRAFFE-MARKER-9902 likes sencha", ttl=3600)
+    gone = engine.remember("ZEBRA-MARKER-4471 likes oolong", ttl=3600)
+    engine.forget(gone.id)  # restorable: the audit keeps a copy
+    engine.close()
+    _unseal_to_the_old_layout(path)
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("memory.db"))
+    assert b"GIRAFFE-MARKER-9902" in raw and b"ZEBRA-MARKER-4471" in raw
+
+    reopened = open_engine(path, clock, config)
+    detail = reopened.inspect(kept.id)
+    assert detail is not None and detail.content == "GIRAFFE-MARKER-9902 likes sencha"
+    assert [entry.content for entry in reopened.audit()] == ["ZEBRA-MARKER-4471 likes oolong"]
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("memory.db"))
+    assert b"GIRAFFE-MARKER-9902" not in raw and b"ZEBRA-MARKER-4471" not in raw  # sealed, pages rebuilt
+    reopened.close()
+    assert set(content_keys(path)) == {kept.id}

@@ -44,6 +44,9 @@ def test_agents_cli_users_and_a_sweeper_share_one_database_without_losing_a_writ
     assert acknowledged.get("sweep", 0) > 0
     assert any(op.startswith("cli-") for op in acknowledged), acknowledged
     assert figures["writes_checked"] > 0
+    # Raw-byte scans during the run (under the write lock) and at the end found nothing forgotten.
+    assert figures["forensic"]["scans"] >= 2 and figures["forensic"]["forgotten_checked"] > 0
+    assert figures["forensic"]["forgotten_bytes_found"] == 0
 
 
 def test_a_stale_save_from_another_process_does_not_bring_a_forgotten_memory_back(tmp_path: Path) -> None:

@@ -42,6 +42,10 @@ def test_engine_killed_at_random_points_loses_nothing_and_leaves_nothing_half_do
         assert figures["acknowledged"].get(operation, 0) > 0, figures["acknowledged"]
     assert figures["writes_checked"] > 50 and figures["forgets_checked"] > 20
     assert sum(figures["in_flight_at_kill"].values()) > 0, "no kill landed inside an operation"
+    # Every byte of the files was grepped for every forgotten memory after each kill (a find is a problem).
+    for scans in ("forensic_after_reopen", "forensic_before_reopen_acknowledged"):
+        assert figures[scans]["scans"] == KILLS and figures[scans]["forgotten_checked"] > 100, figures[scans]
+        assert figures[scans]["forgotten_bytes_found"] == 0
 
 
 def _args(run_args, tasks: Path, out: Path, workers: int) -> list[str]:

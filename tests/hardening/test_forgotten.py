@@ -1,5 +1,6 @@
 """Forgotten means gone: after a forget, an expiry, an eviction, a supersession or the end of a sub-agent, the
-content is absent from the raw bytes of the database file and its WAL, from the engine's cache and views,
+content, and the content key it was sealed under, are absent from the raw bytes of the database file and its
+side files (see also test_forensic.py), from the engine's cache and views,
 from the audit (unless restorable mode keeps it, until pruned) and from every later prompt of a run."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
 from amnesia.relevance import terms
+from amnesia.stores.forensics import content_keys, database_files
 from amnesia_bench.cli import app
 
 SECRET_EN = "Zebracorn-4471 is the name of the blue staging harbor"
@@ -21,15 +23,18 @@ FILLER = [f"Filler memory number {n} about the weekly deploy rota." for n in ran
 
 
 def _raw_bytes(db: Path) -> bytes:
-    """Every byte SQLite keeps for this database: the main file, the WAL and the shared-memory index."""
-    files = [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
-    return b"".join(path.read_bytes() for path in files if path.exists())
+    """Every byte SQLite and the store keep for this database: the main file, the WAL, the shared-memory
+    index, any journal and the scrub marker."""
+    return b"".join(path.read_bytes() for path in database_files(db))
 
 
-def _present_anywhere(engine: Amnesia, db: Path, text: str) -> list[str]:
+def _present_anywhere(engine: Amnesia, db: Path, text: str, keys: list[bytes]) -> list[str]:
+    """Where `text` can still be read; `keys` are the content keys it was sealed under (with one of them,
+    any sealed copy left in the files reads as the text)."""
     where = []
-    if text.encode("utf-8") in _raw_bytes(db):
-        where.append("database file or WAL")
+    raw = _raw_bytes(db)
+    if text.encode("utf-8") in raw or any(key in raw for key in keys):
+        where.append("database files")
     if any(text in item.content for item in engine._items.values()):
         where.append("engine cache")
     queried = engine.preview(query=text).to_dict()
@@ -95,39 +100,44 @@ def test_forgotten_content_is_gone_from_every_byte(
     for text in FILLER[:20]:
         engine.remember(text, ttl="30d")
     view = engine.remember(secret, **options)  # type: ignore[arg-type]
+    keys = list(content_keys(db, [view.id]).values())
     for text in FILLER[20:30]:
         engine.remember(text, ttl="30d")
-    assert secret.encode("utf-8") in _raw_bytes(db)  # the scan does see content that is stored
+    assert secret.encode("utf-8") not in _raw_bytes(db)  # stored sealed, never in the clear
+    assert keys and keys[0] in _raw_bytes(db)  # the scan does see the key of content that is stored
     if order == "relevance":  # the scans do see it in the index and in a query's explanations
-        assert _present_anywhere(engine, db, secret) == [
-            "database file or WAL",
+        assert _present_anywhere(engine, db, secret, keys) == [
+            "database files",
             "engine cache",
             "views",
             "relevance index",
         ]
     forget(engine, clock, view.id)
     assert engine.inspect(view.id) is None
-    assert _present_anywhere(engine, db, secret) == []
+    assert _present_anywhere(engine, db, secret, keys) == []
     assert [e.reason for e in engine.verify(secret)] == [reason]  # provable by keyed hash, not by content
     engine.close()
-    assert secret.encode("utf-8") not in _raw_bytes(db)
+    assert secret.encode("utf-8") not in _raw_bytes(db) and keys[0] not in _raw_bytes(db)
     reopened = _engine(db, clock, max_store_bytes=4_096, injection_order=order)
-    assert _present_anywhere(reopened, db, secret) == []
-    assert sorted(path.name for path in tmp_path.iterdir()) <= ["memory.db", "memory.db-shm", "memory.db-wal"]
+    assert _present_anywhere(reopened, db, secret, keys) == []
+    assert {path.name for path in tmp_path.iterdir()} <= {"memory.db", "memory.db-shm", "memory.db-wal"}
 
 
 def test_restorable_mode_keeps_content_in_the_audit_only_until_it_is_pruned(tmp_path: Path) -> None:
     db, clock = tmp_path / "memory.db", SimulatedClock(1_000.0)
     engine = _engine(db, clock, restorable=True, audit_retention="7d")
     view = engine.remember(SECRET_EN, ttl="1d")
+    keys = list(content_keys(db, [view.id]).values())
     engine.forget(view.id)
+    keys += content_keys(db, [view.id], table="audit").values()  # the audit copy is sealed under its own
     # The documented exception: the audit (a table of the same file) keeps a copy for restore().
-    assert _present_anywhere(engine, db, SECRET_EN) == ["database file or WAL", "audit"]
+    assert _present_anywhere(engine, db, SECRET_EN, keys) == ["database files", "audit"]
+    assert keys[0] not in _raw_bytes(db)  # the item's own key is gone; the copy's key is there
     clock.advance(8 * 86_400)
     engine.sweep()  # prunes audit entries older than audit_retention
-    assert _present_anywhere(engine, db, SECRET_EN) == []
+    assert _present_anywhere(engine, db, SECRET_EN, keys) == []
     engine.close()
-    assert SECRET_EN.encode("utf-8") not in _raw_bytes(db)
+    assert not any(needle in _raw_bytes(db) for needle in [SECRET_EN.encode("utf-8"), *keys])
 
 
 FORGET_TASK = {
