@@ -14,9 +14,10 @@ bounded retry, which is a clear error rather than a lost write), writes and forg
 Forensic scans (`db_invariants.ForensicTally`): every `--scan-every` seconds while the processes run, the
 parent takes the write lock (so no commit is half-done), and unless a scrub is pending (the `-scrub` marker:
 a forget whose WAL truncation a reader blocked), reads every byte of the database, -wal, -shm, any journal
-and the marker, then greps them for the text and the content key of every memory the audit records as
-forgotten. A pending scrub is counted (`scans_deferred_scrub_pending`), not scanned. The same scan runs at the
-end, before and after a reopen. `forgotten_bytes_found` must be 0.
+and the marker, then greps them for the text and the content key of every memory whose forget (or expiry,
+eviction, supersession) a client had acknowledged. A pending scrub is counted
+(`scans_deferred_scrub_pending`), not scanned. The same scan runs at the end, and after a reopen for every
+memory the audit records as forgotten. `forgotten_bytes_found` must be 0.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ import yaml
 from db_invariants import ForensicTally, check_database, key_of, print_figures, read_ledgers
 
 from amnesia import Amnesia, Config, SQLiteStore
-from amnesia.audit import FORGET_REASONS
 from amnesia.cli import run as cli_run
 from amnesia.errors import StoreBusy
 from amnesia.keys import KEY_FILE_ENV
@@ -156,23 +156,23 @@ def worker(
 
 
 def _scan_under_the_write_lock(db: Path, folder: Path, tally: ForensicTally) -> list[str] | None:
-    """Read the files while holding the write lock (no commit half-done) and grep them for every memory the
-    audit records as forgotten; None (nothing scanned) while a scrub is pending."""
+    """Grep the files for every memory whose forget was acknowledged, reading them under the write lock (no
+    commit half-done); None (nothing scanned) while a scrub is pending. The ledgers are read first: an
+    acknowledgement comes after the scrub of its forget: each one read was scrubbed or left the marker."""
+    ledger = read_ledgers(sorted(folder.glob("ledger-*.jsonl")))
     connection = sqlite3.connect(db, timeout=60.0, isolation_level=None)
     try:
         connection.execute("BEGIN IMMEDIATE")
         try:
             if scrub_marker(db).exists():
                 return None
-            rows = connection.execute("SELECT item_id, reason FROM audit").fetchall()
-            forgotten = {item_id for item_id, reason in rows if reason in FORGET_REASONS}
             blobs = read_files(db)
         finally:
             connection.execute("ROLLBACK")
     finally:
         connection.close()
     # The lock is released before the grep: the writers wait only for the reading of the files.
-    return tally.scan(db, read_ledgers(sorted(folder.glob("ledger-*.jsonl"))), forgotten, blobs)
+    return tally.scan(db, ledger, ledger.forgotten, blobs)
 
 
 def run_mix(

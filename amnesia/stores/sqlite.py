@@ -10,9 +10,11 @@
   appended (SQLite then opens a new page rather than rebalancing) or overwritten with a value of the same
   size (SQLite then rewrites the cell in place), so a key is in exactly one cell of the file.
 - The WAL is scrubbed after each shredding commit: `wal_checkpoint(TRUNCATE)` moves the zeroed slot into the
-  main file and empties the WAL. A reader holding an older snapshot blocks that; the commit then leaves a
-  `<db>-scrub` marker file (created inside the transaction, removed only when a truncation succeeded), and
-  every later call of any SQLiteStore on the file, and every open (the recovery after a crash), retries.
+  main file and empties the WAL. A reader holding an older snapshot blocks that (after waiting up to
+  lock_timeout for it); the store then leaves a `<db>-scrub` marker file, and every later call of any
+  SQLiteStore on the file retries until a truncation succeeds (the marker is removed under the write lock,
+  and only while the WAL is empty). Opening a store on a file whose WAL is not empty scrubs it too: that is
+  the recovery for a process killed between a forget's commit and its scrub.
 - The audit's HMAC key is NOT in the file (see `amnesia.keys`): the database records only a random store id
   (which names the key file) and a check value, so holding the database alone does not let anyone test
   guesses of forgotten content. A database from before this rule keeps its key in the `meta` table; opening
@@ -22,13 +24,12 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TypeVar
 
@@ -72,6 +73,16 @@ CREATE INDEX IF NOT EXISTS audit_by_hash ON audit (workspace_id, content_hash);
 CREATE TABLE IF NOT EXISTS content_keys (slot INTEGER PRIMARY KEY, key BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS content_keys_free ON content_keys (slot) WHERE key = {_FREE_KEY_SQL};
 """
+# The first free slot, or the one after the last; an update of a free slot rewrites its cell in place.
+_TAKE_ONE_SLOT = f"""
+INSERT INTO content_keys (slot, key) VALUES (
+    COALESCE(
+        (SELECT slot FROM content_keys WHERE key = {_FREE_KEY_SQL} LIMIT 1),
+        (SELECT COALESCE(MAX(slot), 0) + 1 FROM content_keys)
+    ),
+    ?
+) ON CONFLICT(slot) DO UPDATE SET key = excluded.key RETURNING slot
+"""
 _FORGET_REASON_LIST = ",".join(f"'{reason}'" for reason in FORGET_REASONS)
 
 
@@ -95,6 +106,7 @@ class SQLiteStore:
         self.path = Path(path).expanduser() if path is not None else default_db_path()
         self.lock_timeout = lock_timeout
         self.scrub_marker = scrub_marker(self.path)
+        self._scrub_marker_name = str(self.scrub_marker)  # os.path.exists on a str: checked on every call
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             created = not self.path.exists()
@@ -113,6 +125,8 @@ class SQLiteStore:
             self.secret, self.audit_key_moved_to = self._retrying(lambda: self._open_audit_key(fresh_id))
         if self._retrying(self._rebuild_pending):
             self._rebuild()
+        elif self._wal_bytes() > 0:  # e.g. a process killed between a forget's commit and its scrub
+            self._scrub(wait=False)
         self._data_version = self._read_data_version()
 
     def _initialise(self) -> None:
@@ -354,8 +368,9 @@ class SQLiteStore:
     def _take_slots(self, new_keys: Sequence[bytes]) -> list[int]:
         """Store `new_keys` in key slots: shredded slots first, overwritten in place (a value of the same
         size), then new slots after the last one (appended, so no page holding a key is rebalanced)."""
-        if not new_keys:
-            return []
+        if len(new_keys) == 1:  # a single write, in one statement: a free slot's update, or an append
+            (slot,) = self._db.execute(_TAKE_ONE_SLOT, new_keys).fetchone()
+            return [slot]
         free = [
             slot
             for (slot,) in self._db.execute(
@@ -367,9 +382,9 @@ class SQLiteStore:
         )
         (last,) = self._db.execute("SELECT COALESCE(MAX(slot), 0) FROM content_keys").fetchone()
         appended = list(range(last + 1, last + 1 + len(new_keys) - len(free)))
+        rest = new_keys[len(free) :]
         self._db.executemany(
-            "INSERT INTO content_keys (slot, key) VALUES (?, ?)",
-            zip(appended, new_keys[len(free) :], strict=True),
+            "INSERT INTO content_keys (slot, key) VALUES (?, ?)", zip(appended, rest, strict=True)
         )
         return free + appended
 
@@ -380,23 +395,20 @@ class SQLiteStore:
         return [(slot, seal(key, text)) for slot, key, text in zip(slots, new_keys, plaintexts, strict=True)]
 
     def _shred(self, slots: Sequence[int | None]) -> None:
-        """Overwrite the keys in `slots` with zeros, in place, and flag the WAL for a scrub."""
+        """Overwrite the keys in `slots` with zeros, in place."""
         shredded = [(slot,) for slot in slots if slot is not None]
-        if not shredded:
-            return
-        self._db.executemany(f"UPDATE content_keys SET key = {_FREE_KEY_SQL} WHERE slot = ?", shredded)
-        try:  # inside the transaction: whoever clears the marker under the write lock sees this commit
-            self.scrub_marker.touch(mode=0o600)
-        except OSError as error:
-            if error.errno == errno.ENOSPC:
-                raise StoreFull(f"db: {shown(self.scrub_marker)}: no room to write ({error})") from None
-            raise
+        if shredded:
+            self._db.executemany(f"UPDATE content_keys SET key = {_FREE_KEY_SQL} WHERE slot = ?", shredded)
 
     def _insert_audit(self, entries: Sequence[AuditEntry]) -> None:
         texts = [json.dumps(entry.to_dict(), ensure_ascii=False) for entry in entries]
         carrying = [index for index, entry in enumerate(entries) if _carries_content(entry)]
-        sealed = dict(
-            zip(carrying, self._sealed([texts[index].encode("utf-8") for index in carrying]), strict=True)
+        sealed = (
+            dict(
+                zip(carrying, self._sealed([texts[index].encode("utf-8") for index in carrying]), strict=True)
+            )
+            if carrying
+            else {}
         )
         self._db.executemany(
             "INSERT INTO audit (workspace_id, item_id, restored_from, reason, at, content_hash, data, "
@@ -416,24 +428,31 @@ class SQLiteStore:
         )
 
     def _scrub(self, *, wait: bool) -> None:
-        """Move every page into the main file and truncate the WAL, so that no shredded key is left in either;
-        then remove the scrub marker. A reader on an older snapshot blocks the truncation: with `wait`, the
-        busy handler waits for it up to lock_timeout; otherwise this gives up at once. Either way the marker
-        then stays and the next call of any store on the file retries."""
+        """Move every page into the main file and truncate the WAL, so that no shredded key is left in either
+        (then remove the scrub marker, if any). A reader on an older snapshot blocks the truncation: with
+        `wait`, the busy handler waits for it up to lock_timeout; otherwise this gives up at once. Either way
+        the marker is then left, and the next call of any store on the file retries."""
         if not wait:
             self._db.execute("PRAGMA busy_timeout = 0")
         try:
             (busy, _, _) = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             if busy:
-                return
-            with self._transaction():  # under the write lock, so no commit slips in between
-                if self._wal_bytes() == 0:
-                    self.scrub_marker.unlink(missing_ok=True)
-        except sqlite3.OperationalError:
-            return  # locked, busy or full: the marker stays
+                self._leave_scrub_marker()
+            elif os.path.exists(self._scrub_marker_name):
+                with self._transaction():  # under the write lock: no commit slips in between
+                    if self._wal_bytes() == 0:  # truncated after the last commit: every page is clean
+                        self.scrub_marker.unlink(missing_ok=True)
+        except sqlite3.OperationalError:  # locked, busy or full
+            self._leave_scrub_marker()
         finally:
             if not wait:
                 self._db.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
+
+    def _leave_scrub_marker(self) -> None:
+        # On a full disk the marker may not be written: the next open, which scrubs a WAL that is not
+        # empty, still does the work.
+        with suppress(OSError):
+            self.scrub_marker.touch(mode=0o600)
 
     def _wal_bytes(self) -> int:
         try:
@@ -442,7 +461,7 @@ class SQLiteStore:
             return 0
 
     def _scrub_if_pending(self) -> None:
-        if self.scrub_marker.exists():
+        if os.path.exists(self._scrub_marker_name):
             self._scrub(wait=False)
 
     def _query_audit(self, where: str, params: tuple[object, ...], suffix: str = "") -> list[AuditEntry]:
