@@ -33,6 +33,7 @@ __all__ = [
     "StatusView",
     "Store",
     "StoreBusy",
+    "StoreFull",
     "SweepResult",
     "SystemClock",
 ]
@@ -52,6 +53,7 @@ _HOMES = {  # name -> the module of this package that defines it
     "NotRestorable": "errors",
     "SecretRefused": "errors",
     "StoreBusy": "errors",
+    "StoreFull": "errors",
     "MemoryItem": "item",
     "InMemoryStore": "stores",
     "SQLiteStore": "stores",

@@ -52,6 +52,7 @@ TTLS = ("1s", "2s", "5s", "1m")
 
 
 def _note(log: TextIO, **event: Any) -> None:
+    event["clock"] = time.monotonic()  # how long each operation took: intent to ack
     log.write(json.dumps(event, ensure_ascii=False) + "\n")
     log.flush()
 
@@ -175,6 +176,21 @@ def _scan_under_the_write_lock(db: Path, folder: Path, tally: ForensicTally) -> 
     return tally.scan(db, ledger, ledger.forgotten, blobs)
 
 
+def _forgetting_ms(ledgers: list[Path]) -> list[float]:
+    """How long each acknowledged operation that forgot something took (intent to ack, in ms): the key of
+    what it forgot stays in the files at most that long, unless the operation left a scrub pending."""
+    durations = []
+    for path in ledgers:
+        started = None
+        for line in path.read_text(encoding="utf-8").splitlines():
+            event = json.loads(line)
+            if event["t"] == "intent":
+                started = event["clock"]
+            elif event["t"] == "ack" and event.get("gone") and started is not None:
+                durations.append((event["clock"] - started) * 1_000)
+    return sorted(durations)
+
+
 def run_mix(
     seconds: float,
     agents: int,
@@ -217,6 +233,7 @@ def run_mix(
     problems += [f"a user saw: {e}" for e in errors if "database is locked" in e]
     problems += [f"unexpected CLI error: {e}" for e in errors if not e.startswith("error: db:")]
     ledger = read_ledgers(ledgers)
+    forgetting = _forgetting_ms(ledgers)
     found = _scan_under_the_write_lock(db, folder, tally)
     problems += [f"at the end: {line}" for line in (["a scrub is still pending"] if found is None else found)]
     SQLiteStore(db).close()
@@ -233,6 +250,12 @@ def run_mix(
         "forget_entries": verdict.forget_entries,
         "forensic": tally.figures(),
         "scans_deferred_scrub_pending": deferred,
+        "forgetting_operations": len(forgetting),
+        "forgetting_ms_median_p99_max": [
+            round(forgetting[int(q * (len(forgetting) - 1))], 1) for q in (0.5, 0.99, 1.0)
+        ]
+        if forgetting
+        else [],
         "problems": problems + verdict.problems,
     }
 

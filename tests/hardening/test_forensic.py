@@ -24,8 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
-from amnesia.errors import StoreFull
+from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore, StoreFull
 from amnesia.stores.forensics import content_keys, database_files, scan
 
 ROOT = Path(__file__).resolve().parents[2]
