@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from amnesia_bench.api import run_options
-from runners.runner import RunSummary, run
+from runners.runner import RunSummary, raise_if_failed, run
 from tasks.errors import BadInput
 
 SWEEP_FORMAT = 2
@@ -231,7 +231,8 @@ def run_sweep(
 ) -> list[RunSummary]:
     """Run (or continue: every point resumes) the chosen points into OUT/points/<id>/, in plan order, so that
     a shared arm's holder runs before the points that link its logs (a point run before its holder replays
-    the shared arms itself: the same pairs, the same logs)."""
+    the shared arms itself: the same pairs, the same logs). `PairsFailed` after the last point when a model
+    error stopped a pair (running the sweep again replays only those)."""
     every = [
         dataclasses.replace(
             run_options(
@@ -262,4 +263,5 @@ def run_sweep(
         summaries.append(summary)
         if announce is not None:
             announce(point, summary)
+    raise_if_failed(summaries)  # as `run`: a pair stopped by a model error fails the sweep, once all ran
     return summaries
