@@ -37,6 +37,7 @@ def run_options(
     limit_seed: int = 0,
     shard: str | None = None,
     executor: str = "processes",
+    judge: str | None = None,
 ) -> RunOptions:
     """The validated `RunOptions` of a run (arm names, config file and `--set` strings resolved to arm specs);
     shared by `run` and the `amnesia-bench run` command. Raises `tasks.errors.BadInput` for a wrong input."""
@@ -62,6 +63,7 @@ def run_options(
         limit_seed=limit_seed,
         shard=parse_shard(shard) if shard is not None else None,
         executor=Executor.parse(executor).describe(),  # checked before anything is written
+        judge=judge,
     )
 
 
@@ -111,6 +113,7 @@ def run(
     limit_seed: int = 0,
     shard: str | None = None,
     executor: str = "processes",
+    judge: str | None = None,
 ) -> Path:
     """Replay `tasks` (a file or folder) on every arm with `model`, write the run folder (logs + manifest)
     and, unless `report=False`, its report in OUT/report; return the run folder. `set_options` are
@@ -119,7 +122,8 @@ def run(
     `shard="i/N"` runs only shard i of N of the pairs (stable hash; see runners.execute) and builds no
     report (report the folder after all shards), `executor="dask"` or `"dask=ADDRESS"` runs them on a Dask
     cluster (the `[dask]` extra). Raises `tasks.errors.BadInput` before writing anything when an input is
-    wrong, and `tasks.errors.PairsFailed` (no report) when pairs stopped on a failed model call.
+    wrong, and `tasks.errors.PairsFailed` (no report) when pairs stopped on a failed model call. `judge`:
+    a model spec whose verdict on each probe answer is logged beside the rules' (tasks.judge).
     `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E] (see `replicates`) and report them
     together."""
     from runners.runner import raise_if_failed
@@ -144,6 +148,7 @@ def run(
         limit_seed=limit_seed,
         shard=shard,
         executor=executor,
+        judge=judge,
     )
     raise_if_failed([run_pairs(replicate) for replicate in replicates(options, seeds, epochs)])
     if report and shard is None:  # a shard's report would cover a part of the pairs: report after all shards

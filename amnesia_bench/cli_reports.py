@@ -5,6 +5,7 @@ turns it into one line on stderr and exit code 2."""
 
 from __future__ import annotations
 
+import functools
 import gc
 from pathlib import Path
 from typing import Annotated, Literal
@@ -14,6 +15,7 @@ import typer
 from tasks.errors import ReportInputError
 
 FigureStyleChoice = Literal["report", "paper", "paper-wide"]  # the keys of reports.figures.STYLES
+PrimaryChoice = Literal["rules", "judge"]  # reports.judging.PRIMARIES
 
 
 def register(app: typer.Typer) -> None:
@@ -41,6 +43,10 @@ def register(app: typer.Typer) -> None:
                 help="report (each figure its own size), paper (one column, 3.5 in), paper-wide (7 in)."
             ),
         ] = "report",
+        primary: Annotated[
+            PrimaryChoice,
+            typer.Option(help="Whose verdicts the tables count: the scoring rules', or the --judge model's."),
+        ] = "rules",
     ) -> None:
         """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
         from reports.figurepool import FigurePool
@@ -84,6 +90,7 @@ def register(app: typer.Typer) -> None:
                     progress=progress,
                     pool=pool,
                     arms=chosen,
+                    primary=primary,
                 )
         finally:
             gc.unfreeze()
@@ -179,12 +186,26 @@ def register(app: typer.Typer) -> None:
         run: Annotated[Path, typer.Argument(help="Run folder whose probes are re-classified.")],
         out: Annotated[Path | None, typer.Option(help="Output run folder (default: RUN/rescored).")] = None,
         force: Annotated[bool, typer.Option("--force", help="Replace an existing output folder.")] = False,
+        judge: Annotated[
+            str | None,
+            typer.Option(
+                metavar="SPEC",
+                help="A model (any --model spec) that also classifies each probe answer (docs/scoring.md).",
+            ),
+        ] = None,
     ) -> None:
         """Re-classify every probe from its logged answer with current scoring; original logs stay as-is."""
         from reports.rescore import rescore_run
 
         replaced = force and (out if out is not None else run / "rescored").exists()
-        result = rescore_run(run, out=out, force=force)
+        if judge is None:
+            result = rescore_run(run, out=out, force=force)
+        else:
+            from runners.judging import judge_description, judge_fields, judge_model
+
+            ask = functools.partial(judge_fields, judge_model(judge))
+            noted = judge_description(judge)
+            result = rescore_run(run, out=out, force=force, judge=ask, judge_manifest=noted)
         typer.echo(
             f"{result.changed} of {result.probes} probes changed classification; rescored run: {result.out}"
             + (" (replaced the earlier one)" if replaced else "")

@@ -120,6 +120,14 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option("--set", metavar="ARM.OPTION=VALUE", help="arm.option=value (repeatable)."),
         ] = None,
+        judge: Annotated[
+            str | None,
+            typer.Option(
+                metavar="SPEC",
+                help="A model (any --model spec) that also classifies each probe answer, logged beside the "
+                "rules' verdict (docs/scoring.md).",
+            ),
+        ] = None,
         report: Annotated[bool, typer.Option(help="Build the report after the run.")] = True,
         progress: Annotated[bool, typer.Option(help="Progress bar on stderr.")] = True,
         base_url: Annotated[
@@ -177,6 +185,7 @@ def register(app: typer.Typer) -> None:
             limit_seed=limit_seed,
             shard=shard,
             executor=executor,
+            judge=judge,
         )
         summaries = []
         for replicate in replicates(options, _parse_seeds(seeds), epochs):

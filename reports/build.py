@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from reports import evidence, figureinputs, figurepool, markdown
+from reports import evidence, figureinputs, figurepool, judging, markdown
 from reports.logread import RunData, load_runs
 from reports.metrics import (
     AGE_KEYS,
@@ -223,6 +223,7 @@ def build_report(
     pool: figurepool.FigurePool | None = None,
     arms: Sequence[str] = (),
     figure_style: str = "report",
+    primary: str = "rules",
 ) -> Path:
     """Write `out` (default FIRST_RUN/report/) and return it; `references` as in `compute_tables`.
     `progress`: one line per phase on stderr. `workers`: processes drawing the figures while the tables
@@ -230,7 +231,8 @@ def build_report(
     workers already started (by the caller, before its own imports) to use instead, maybe reading the logs
     (`FigurePool(read=runs)`); closed at the end. `arms`: only these arms, in this order, in every table and
     figure (default: all, in the runs' order). `figure_style`: a key of reports.figures.STYLES (the report's
-    own, or sized for a paper's column), used when the pool is made here (a given pool has its own)."""
+    own, or sized for a paper's column), used when the pool is made here (a given pool has its own).
+    `primary`: whose verdicts the tables count, the `rules`' or a model `judge`'s (reports.judging)."""
     run_dirs = _as_list(runs)
     say = _progress(progress)
     with pool or figurepool.FigurePool(
@@ -239,6 +241,8 @@ def build_report(
         data = pool.logs(run_dirs)
         if arms:
             data = data.with_arms(arms)
+        verdicts = judging.judge_verdicts(data)
+        data = judging.with_primary(data, verdicts, primary)
         _check_references(data, references)
         if timeline_task is not None and not (data.tasks["task_id"] == timeline_task).any():
             raise ReportInputError(f"--timeline-task: unknown task id {timeline_task!r}")
@@ -247,6 +251,8 @@ def build_report(
         with staged_folder(target, ".report-") as staging:
             try:
                 _write_report(pool, staging, data, resamples, timeline_task, references, say)
+                if verdicts is not None:
+                    _add_judge_section(staging, verdicts, primary)
             except BaseException:
                 pool.close(abort=True)  # no worker may write into the folder being removed
                 raise
@@ -288,6 +294,15 @@ def _write_report(
     (staging / "report.md").write_text(text, encoding="utf-8")
     say("tables and report.md written")
     pool.wait()
+
+
+def _add_judge_section(staging: Path, verdicts: pd.DataFrame, primary: str) -> None:
+    """judge.csv (every judged probe: the rules' and the judge's verdicts) and the "Judge vs rules" section of
+    report.md."""
+    verdicts.to_csv(staging / "judge.csv", index=False)
+    report = staging / "report.md"
+    text = _with_section(report.read_text(encoding="utf-8"), judging.render_section(verdicts, primary))
+    report.write_text(text, encoding="utf-8")
 
 
 def _with_section(text: str, section: list[str]) -> str:

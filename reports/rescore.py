@@ -6,14 +6,17 @@ manifest plus `rescored_from`, and every log copied line for line, except that a
 classification changed gets the new `classification` and `matched` and keeps the old one as
 `original_classification`. `amnesia-bench report RUN/rescored` then reports on the new scores. The folder
 is staged and renamed into place (never half-written). A probe's question (its user text, which the scorer's
-yes/no rule needs) is read from the last user message of the turn's model call.
+yes/no rule needs) is read from the last user message of the turn's model call. `--judge MODEL` also asks
+a model judge for each probe's verdict (tasks.judge), written beside the rules' as in a judged run.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reports.logread import load_runs
 from reports.staging import staged_folder
@@ -29,9 +32,15 @@ class RescoreResult:
     out: Path
 
 
-def _rescore_line(line: str, questions: dict[tuple[int, int], str]) -> tuple[str, bool, bool]:
+# A judge (`rescore --judge`): (question, probe, answer) -> the probe record's judge fields (runners.judging).
+Judge = Callable[[str, ProbeSpec, str], dict[str, str]]
+
+
+def _rescore_line(
+    line: str, questions: dict[tuple[int, int], str], judge: Judge | None = None
+) -> tuple[str, bool, bool]:
     """(new line, is a probe, changed); `questions` collects each turn's user text from its model calls, which
-    come before the turn's probe record."""
+    come before the turn's probe record. With a `judge`, every probe also gets the judge's verdict."""
     record = json.loads(line)
     if record.get("type") == "model_call" and record.get("session_index") is not None:
         users = [m.get("content") for m in record.get("messages", []) if m.get("role") == "user"]
@@ -49,16 +58,25 @@ def _rescore_line(line: str, questions: dict[tuple[int, int], str]) -> tuple[str
     )
     question = questions.get((record["session_index"], record["turn_index"]))
     classification, matched = classify(record["answer"], probe, question)
-    if classification == record["classification"] and matched == record.get("matched"):
+    if judge is not None:
+        record.update(judge(question or "", probe, record["answer"]))
+    elif classification == record["classification"] and matched == record.get("matched"):
         return line, True, False
     record.setdefault("original_classification", record["classification"])
     record["classification"], record["matched"] = classification, matched
     return json.dumps(record, ensure_ascii=False), True, classification != record["original_classification"]
 
 
-def rescore_run(run: Path, out: Path | None = None, force: bool = False) -> RescoreResult:
+def rescore_run(
+    run: Path,
+    out: Path | None = None,
+    force: bool = False,
+    judge: Judge | None = None,
+    judge_manifest: dict[str, Any] | None = None,
+) -> RescoreResult:
     """Write `out` (default RUN/rescored): a copy of the run with every probe classified again. An existing
-    `out` (an earlier rescore) is replaced only with `force`."""
+    `out` (an earlier rescore) is replaced only with `force`. With a `judge`, every probe also gets the
+    judge's verdict beside the rules' and the manifest says which judge (`judge_manifest`)."""
     run = Path(run)
     data = load_runs([run])  # strict validation first: never rescore a truncated or corrupt run
     target = Path(out) if out is not None else run / "rescored"
@@ -71,6 +89,8 @@ def rescore_run(run: Path, out: Path | None = None, force: bool = False) -> Resc
     probes = changed = 0
     with staged_folder(target, ".rescore-") as staging:
         manifest = {**data.runs[0].manifest, "rescored_from": str(run)}
+        if judge is not None:
+            manifest["judge"] = judge_manifest
         (staging / "manifest.json").write_text(
             json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8"
         )
@@ -80,7 +100,7 @@ def rescore_run(run: Path, out: Path | None = None, force: bool = False) -> Resc
             questions: dict[tuple[int, int], str] = {}
             # split on "\n" only: str.splitlines() would also split inside content at U+0085 or U+2028
             for line in Path(path).read_text(encoding="utf-8").removesuffix("\n").split("\n"):
-                new, is_probe, did_change = _rescore_line(line, questions)
+                new, is_probe, did_change = _rescore_line(line, questions, judge)
                 probes += is_probe
                 changed += did_change
                 lines.append(new)

@@ -24,6 +24,7 @@ from amnesia.clock import SimulatedClock
 from arms.base import ArmContext, MemoryContext, SessionInfo
 from runners.armconfig import ArmSpec
 from runners.evidence import EvidenceTracker
+from runners.judging import judge_fields, judge_model
 from runners.toolloop import ToolInvocation, ToolRound, run_tool_loop
 from tasks.errors import BadInput, HarnessError
 from tasks.exposure import exposed_values
@@ -149,6 +150,7 @@ class PairJob:
     log_path: Path
     workdir: Path
     budget_tokens: int
+    judge: str | None = None  # a model spec: the judge that classifies each probe answer beside the rules
 
 
 class _FactTimes:
@@ -282,6 +284,13 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                     probes += 1
                     classification, shared = _classified(response.text, turn.probe, turn.user)
                     matched = {kind: list(values) for kind, values in shared.items()}  # cache's: as-is
+                    judged = (
+                        judge_fields(
+                            _CheckedModel(judge_model(job.judge)), turn.user, turn.probe, response.text
+                        )
+                        if job.judge is not None
+                        else {}
+                    )
                     log.write(
                         ProbeRecord(
                             **where,
@@ -305,6 +314,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                             exposed=exposed_values(
                                 messages, turn.probe.expect, turn.probe.stale, turn.probe.poison
                             ),
+                            **judged,
                         )
                     )
                 arm.observe_answer(turn.user, response.text, context)

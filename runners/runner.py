@@ -28,6 +28,7 @@ from tqdm import tqdm
 from arms.base import time_rule_of
 from runners.armconfig import ArmSpec, ineffective_options
 from runners.execute import Executor, WorkerPool, execute, shard_of, worker_pool
+from runners.judging import judge_description, judge_model
 from runners.models import resolve_model
 from runners.models.cache import CachedModel
 from runners.replay import PairJob, derive_seed
@@ -43,9 +44,10 @@ MANIFEST_FORMAT = 1
 # (task_ids before tasks, whose count it changes: the message names the cause).
 _RESUME_KEYS = (
     "seed", "epoch", "model", "arms", "budget_tokens", "task_ids", "tasks", "groups", "limit", "limit_seed",
+    "judge",
 )  # fmt: skip
 # What a manifest written before a key existed means by its absence.
-_RESUME_DEFAULTS: dict[str, Any] = {"epoch": 0, "limit_seed": 0, "task_ids": []}
+_RESUME_DEFAULTS: dict[str, Any] = {"epoch": 0, "limit_seed": 0, "task_ids": [], "judge": None}
 # What a run writes into its folder (report: the report step); logs first: they are cleared by `_clear_logs`.
 _RUN_PARTS = ("logs", "work", "report")
 
@@ -74,6 +76,7 @@ class RunOptions:
     # (arm, run folder): that arm's finished logs are linked from the other run, whose run of the arm must be
     # this one's (the same seed, model, budget, tasks and arm config; checked), instead of being replayed
     shared_logs: tuple[tuple[str, Path], ...] = ()
+    judge: str | None = None  # a model spec: a judge classifies each probe answer beside the rules
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,7 @@ def build_manifest(
         "groups_left_out_by_limit": left_out or [],
         "argv": options.argv,
         "fairness": fairness_by_arm(options, tasks),
+        "judge": judge_description(options.judge) if options.judge else None,
     }
 
 
@@ -286,6 +290,7 @@ def _jobs(options: RunOptions, tasks: list[Task]) -> list[PairJob]:
                     log_path=logs / name,
                     workdir=work / name.removesuffix(".jsonl"),
                     budget_tokens=options.budget_tokens,
+                    judge=options.judge,
                 )
             )
     return jobs
@@ -327,6 +332,8 @@ def run(options: RunOptions, warn: Callable[[str], None] = _ignore) -> RunSummar
     executor = Executor.parse(options.executor)
     model = resolve_model(options.model)
     preflight(model)
+    if options.judge is not None:
+        preflight(judge_model(options.judge))
     pool = worker_pool(options.workers, executor)
     with pool or contextlib.nullcontext():
         return _run(options, warn, executor, model, pool, started)
@@ -412,6 +419,7 @@ _SAME_PAIRS_KEYS = (
     "groups",
     "limit",
     "limit_seed",
+    "judge",  # a judged run's probe records carry its judge's verdicts
 )
 
 

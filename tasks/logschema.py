@@ -257,6 +257,11 @@ class ProbeRecord(Record):
     # {expect, stale, poison} -> the probe's values its prompt held (`tasks.exposure`, model-free); absent in
     # logs written before it was logged: their summary works it out from the turn's first model_call
     exposed: dict[str, list[str]] | None = omit_default()  # noqa: RUF009
+    # a model judge's verdict beside the rules' (`run --judge`, `rescore --judge`; tasks.judge): one of the
+    # five classifications or "unparsed", the judge model's name and its reply as given
+    judge: str | None = omit_default()
+    judge_model: str | None = omit_default()
+    judge_response: str | None = omit_default()
 
 
 @dataclass(kw_only=True)
