@@ -1,7 +1,7 @@
 """Crash safety: SIGKILL the engine at random points during remember, forget, sweep and eviction, then
 check the database against what the killed process had been told (benchmarks/db_invariants.py).
 
-    python benchmarks/crash_safety.py                   # 300 kills (about 3 minutes on 2 cores)
+    python benchmarks/crash_safety.py                   # 300 kills (100: 2.5 min on a shared 2-core box)
     python benchmarks/crash_safety.py --kills 24 --json # what tests/hardening/test_crash.py runs
 
 Each round starts a worker on the same SQLite file; the worker runs seeded random operations on a simulated
