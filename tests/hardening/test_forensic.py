@@ -54,7 +54,7 @@ def _engine(db: Path, clock: SimulatedClock, lock_timeout: float = 10.0, **confi
     counter = iter(range(10**6))
     return Amnesia(
         store=SQLiteStore(db, secret=b"k" * 32, lock_timeout=lock_timeout),
-        config=Config(max_item_bytes=2_048, **config),  # type: ignore[arg-type]
+        config=Config(**{"max_item_bytes": 2_048, **config}),  # type: ignore[arg-type]
         clock=clock,
         id_factory=lambda: f"m-{next(counter):012x}",  # as long as the engine's own ids
     )
@@ -182,3 +182,16 @@ def test_a_full_disk_is_one_line_naming_the_file_and_writes_nothing(tmp_path: Pa
     assert len(stored) == index + 1  # every write before the full one, and nothing of it
     assert {path.name for path in database_files(db)} <= {"memory.db", "memory.db-wal", "memory.db-shm"}
     reopened.close()
+
+
+def test_key_slots_of_forgotten_memories_are_reused_not_piled_up(tmp_path: Path) -> None:
+    db, clock = tmp_path / "memory.db", SimulatedClock(0.0)
+    engine = _engine(db, clock, max_store_bytes=200, max_item_bytes=100)  # about four memories: writes evict
+    for index in range(60):
+        engine.remember(f"Rotating note {index} about the staging harbor.", ttl="1d")
+        clock.advance(1.0)
+    live = len(engine.plugs())
+    store: SQLiteStore = engine.store  # type: ignore[assignment]
+    (slots,) = store._db.execute("SELECT COUNT(*) FROM content_keys").fetchone()
+    assert live >= 3 and slots <= live + 1  # 57 evictions later: a slot per live memory, plus one
+    engine.close()
