@@ -195,3 +195,22 @@ def test_key_slots_of_forgotten_memories_are_reused_not_piled_up(tmp_path: Path)
     (slots,) = store._db.execute("SELECT COUNT(*) FROM content_keys").fetchone()
     assert live >= 3 and slots <= live + 1  # 57 evictions later: a slot per live memory, plus one
     engine.close()
+
+
+def test_a_scrub_a_reader_blocked_is_finished_by_the_next_call_of_another_store(tmp_path: Path) -> None:
+    db, clock = tmp_path / "memory.db", SimulatedClock(1_000.0)
+    engine = _engine(db, clock, lock_timeout=0.05)
+    ledger = Ledger(db)
+    doomed = ledger.remember(engine, "<Zebracorn-4471>", "is the staging harbor", ttl="30d")
+    reader = sqlite3.connect(db, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM items").fetchone()
+    engine.forget(doomed)
+    reader.execute("COMMIT")
+    assert scan(db, ledger.needles({doomed})).found  # the forgetting engine does nothing more
+    other = SQLiteStore(db, secret=b"k" * 32)  # another process's store: its open (or first call) scrubs
+    assert other.count_forgets("default") == 1
+    assert scan(db, ledger.needles({doomed})).found == {}
+    assert not other.scrub_marker.exists()
+    for connection in (other, engine, reader):
+        connection.close()
