@@ -21,7 +21,6 @@ from reports.metrics import (
     AGE_RATE,
     PROBE_RATES,
     RATES,
-    UNLABELLED,
     age_counts,
     arm_pairs,
     benefit_share,
@@ -30,7 +29,6 @@ from reports.metrics import (
     paired_frame,
     per_task,
     per_task_mechanism,
-    probe_events,
     probe_flags,
     rate_columns,
     stale_by_age,
@@ -124,11 +122,6 @@ def tables_of(
     pairs = arm_pairs(data.arms, references)
     categories = coarsen(fine["tasks"], ["arm", "group", "category"], RATES)
     mechanisms = coarsen(fine["mechanisms"], ["arm", "mechanism"], probe_rates, all_group=False)
-    probes = flags.assign(
-        mechanism=flags["mechanism"].fillna("").replace("", UNLABELLED),
-        model=flags["run"].map({run.index: run.model for run in data.runs}),
-    )
-    events = probe_events(probes)  # the probes as arrays, for every paired table's McNemar tests
     several_models = table["model"].nunique() > 1
     models = coarsen(fine["tasks"], ["model", "arm", "group"], RATES) if several_models else None
     return ReportTables(
@@ -136,16 +129,16 @@ def tables_of(
         per_task=table,
         summary=summary,
         categories=summary_frame(categories),
-        paired_groups=paired_frame(groups, pairs, probes, resamples=resamples, events=events),
-        paired_categories=paired_frame(categories, pairs, probes, resamples=resamples, events=events),
+        paired_groups=paired_frame(groups, pairs, resamples=resamples),
+        paired_categories=paired_frame(categories, pairs, resamples=resamples),
         stale_by_age=by_age,
-        benefit=benefit_share(groups, markdown.AMNESIA, markdown.FULL, markdown.NONE, "helpful"),
+        benefit=benefit_share(groups, markdown.AMNESIA, markdown.FULL, markdown.NONE, "helpful", resamples),
         evidence=evidence.evidence_table(data, resamples),
         free_text=evidence.free_text_table(data, resamples),
         mechanisms=summary_frame(mechanisms),
         models=summary_frame(models) if models is not None else pd.DataFrame(),
-        paired_mechanisms=paired_frame(mechanisms, pairs, probes, resamples=resamples, events=events),
-        paired_models=paired_frame(models, pairs, probes, resamples=resamples, events=events)
+        paired_mechanisms=paired_frame(mechanisms, pairs, resamples=resamples),
+        paired_models=paired_frame(models, pairs, resamples=resamples)
         if models is not None
         else pd.DataFrame(),
     )

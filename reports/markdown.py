@@ -13,9 +13,9 @@ from reports.coverage import limit_note
 from reports.fairness import oracle_lines
 from reports.logread import RunData
 from reports.metrics import PROBE_RATES
-from reports.stats import ALPHA, DEFAULT_RESAMPLES, EXACT_UP_TO, MIN_TASKS
+from reports.stats import ALPHA, DEFAULT_RESAMPLES, EXACT_UP_TO, MIN_TASKS, MIN_TASKS_FOR_INTERVAL
 from reports.tooluse import tool_use_line
-from reports.wording import amount, describe_difference, number
+from reports.wording import amount, describe_difference, interval_text, p_text
 
 if TYPE_CHECKING:
     from reports.build import ReportTables
@@ -81,24 +81,17 @@ def paired_markdown(paired: pd.DataFrame, keys: list[str]) -> str:
         "tasks (differ)",
         "significant",
         "MDE",
-        "McNemar b/c, p",
     ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in records(paired):
         metric = row["metric"]
         cells = [f"{row['arm']} − {row['reference']}", *(str(row[k]) for k in keys), metric]
-        low, high = number(row["diff_lo"], metric), number(row["diff_hi"], metric)
-        mcnemar = "–"
-        if pd.notna(row.get("mcnemar_p")):
-            only_arm, only_ref = int(row["mcnemar_only_arm"]), int(row["mcnemar_only_reference"])
-            mcnemar = f"{only_arm}/{only_ref}, {row['mcnemar_p']:.3g}"
         cells += [
-            f"{amount(row['diff'], metric)} [{low}, {high}]",
-            f"{row['p_value']:.3g}",
+            f"{amount(row['diff'], metric)} {interval_text(row, metric)}",
+            p_text(row),
             f"{int(row['tasks'])} ({int(row['tasks_differ'])})",
             "yes" if row["significant"] else "no",
             amount(row["mde"], metric, signed=False),
-            mcnemar,
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -169,6 +162,11 @@ def power_line(paired_groups: pd.DataFrame) -> str:
     if row.empty:
         return "No paired comparison in this run: no power statement."
     row = row.iloc[0]
+    if math.isnan(row["mde"]):
+        return (
+            f"Power: with {int(row['tasks'])} paired tasks, no difference between `{pair[0]}` and "
+            f"`{pair[1]}` can be detected at all (n too small for any interval)."
+        )
     return (
         f"Power: with {int(row['tasks'])} paired tasks, success-rate differences between "
         f"`{pair[0]}` and `{pair[1]}` "
@@ -183,12 +181,22 @@ def benefit_line(benefit: dict[str, float], data: RunData | None = None) -> str:
         if data is not None and {AMNESIA, FULL, NONE} <= set(data.arms):
             return "Memory benefit needs helpful-group tasks: this run has none."
         return f"Memory benefit needs `{AMNESIA}`, `{FULL}` and `{NONE}` on the same tasks: not available."
-    return (
-        f"Helpful group: memory benefit (success − success of `{NONE}`) is "
-        f"{benefit['full_benefit'] * 100:+.1f} pts "
-        f"for `{FULL}` and {benefit['arm_benefit'] * 100:+.1f} pts for `{AMNESIA}`; `{AMNESIA}` keeps "
-        f"{fmt_ci(benefit['share'], benefit['share_lo'], benefit['share_hi'])} of full memory's benefit."
+    benefits = (
+        f"Helpful group ({benefit['tasks']} tasks): memory benefit (success − success of `{NONE}`) is "
+        f"{benefit['full_benefit'] * 100:+.1f} pts for `{FULL}` and {benefit['arm_benefit'] * 100:+.1f} pts "
+        f"for `{AMNESIA}`"
     )
+    missing, share = benefit["share_missing"], benefit["share"]
+    if missing == "undefined":
+        return f"{benefits}; full memory has no benefit here, so no share of it is defined."
+    if missing == "alike":
+        alike = f"`{AMNESIA}` and `{FULL}` differ from `{NONE}` alike on every task"
+        kept = f"{share * 100:.1f}% (no interval: {alike})"
+    elif missing:
+        kept = f"{share * 100:.1f}% ({missing} for an interval)"
+    else:
+        kept = fmt_ci(share, benefit["share_lo"], benefit["share_hi"])
+    return f"{benefits}; `{AMNESIA}` keeps {kept} of full memory's benefit."
 
 
 def iso_date(value: Any) -> str:
@@ -303,14 +311,17 @@ def render(tables: ReportTables, figures: list[str], resamples: int = DEFAULT_RE
         "whose injected block asserts a probe's stale value after that fact was superseded, forgotten or "
         "expired (task spec timeline); context tokens are the prompt tokens of every model call, per task. "
         "Rates are ratios of per-task sums. "
-        "95% CIs: percentile bootstrap clustered by task (a Poisson bootstrap, "
+        "95% CIs of rates: percentile bootstrap clustered by task (a Poisson bootstrap, "
         f"{resamples} resamples, seeded; a task's runs under several seeds, epochs or models are repeated "
-        "measures of one cluster). Paired differences use the same resampled tasks for both sides; p-values "
-        "come from a within-task sign-flip test (exact enumeration when at most "
-        f"{EXACT_UP_TO} tasks differ). A difference is called **significant** only when p < {ALPHA:g}, the "
-        f"95% CI excludes 0 **and** at least {MIN_TASKS} tasks differ; wins and losses are worded alike. "
-        "McNemar is the exact test on the metric's own discordant probe pairs (b = the event for the arm "
-        "only, c = for the reference only). MDE = (z₀.₉₇₅ + z₀.₈) × bootstrap SE of the difference. "
+        "measures of one cluster). Paired differences: p from a within-task sign-flip test (exact "
+        f"enumeration when at most {EXACT_UP_TO} tasks differ, else {resamples} random flips, printed "
+        f"'< 1/{resamples + 1}' when none beat the observed difference); the 95% CI is the set of "
+        "differences that test does not reject (test inversion), so it excludes 0 exactly when p < 0.05; "
+        "with fewer than "
+        f"{MIN_TASKS_FOR_INTERVAL} tasks no interval is possible ('n too small'); when every task shows the "
+        "same difference, a Clopper-Pearson bound on the share of tasks that would. A difference is called "
+        f"**significant** only when p < {ALPHA:g}, the 95% CI excludes 0 **and** at least {MIN_TASKS} tasks "
+        "differ; wins and losses are worded alike. MDE = (z₀.₉₇₅ + z₀.₈) / z₀.₉₇₅ × the CI's half-width. "
         "Definitions: docs/reports.md.",
         "",
         "## Exposure by arm and group: what reached the prompt (model-free)",

@@ -24,11 +24,10 @@ from reports.stats import (
     DEFAULT_SEED,
     bootstrap_column_sums,
     cluster_keys,
-    mcnemar_counts,
-    paired_from_columns,
+    paired_difference,
     percentile_ci,
     ratio,
-    sign_flip_p,
+    ratio_interval,
 )
 from tasks.exposure import KINDS
 
@@ -266,12 +265,7 @@ class CellRates:
         if "arm" not in self.by:
             return pd.DataFrame()
         others = [k for k in self.by if k != "arm"]
-        fine = self.fine
-        frame = fine.frame[list(dict.fromkeys([*others, CLUSTER, "arm", *fine.columns]))]  # columns read
-        frame = with_all_group(frame) if self.all_group and "group" in self.by else frame
-        if not len(frame):
-            return pd.DataFrame()
-        return frame.groupby([*others, CLUSTER, "arm"], sort=False)[fine.columns].sum().unstack("arm")
+        return _wide(self.fine.frame, others, self.fine.columns, self.all_group)
 
     def index(self, **cell: Any) -> int | None:
         """The position of the cell with these key values, or None."""
@@ -385,86 +379,14 @@ def arm_pairs(arms: list[str], extra_references: Sequence[str] = ()) -> list[tup
     return pairs
 
 
-@dataclass
-class ProbeEvents:
-    """The probes as arrays for McNemar: each probe (whichever arm answered it) a row, each arm a column."""
-
-    flags: pd.DataFrame  # the probes, flagged (`flagged`)
-    number: np.ndarray  # each row of `flags`: its probe's row
-    arms: list[str]  # the columns, in order of appearance
-    answered: np.ndarray  # probes x arms: whether the arm answered the probe
-    events: dict[str, np.ndarray]  # flag (PROBE_EVENTS) -> probes x arms
-
-
-def probe_events(probes: pd.DataFrame, others: Sequence[str] = ()) -> ProbeEvents:
-    """`probes` as `ProbeEvents`, a probe being a (`others`..., run, task, session, turn)."""
-    flags = flagged(probes)
-    probe = flags.groupby([*others, "run", CLUSTER, "session_index", "turn_index"], sort=False, dropna=False)
-    number = probe.ngroup().to_numpy()
-    arms = flags["arm"].unique().tolist()  # in order of appearance
-    arm = flags["arm"].map({name: i for i, name in enumerate(arms)}).to_numpy()
-    answered = np.zeros((probe.ngroups, len(arms)), dtype=bool)
-    answered[number, arm] = True
-    events = {}
-    for name in sorted({c for pair in PROBE_EVENTS.values() for c in pair}):
-        events[name] = np.zeros((probe.ngroups, len(arms)), dtype=bool)
-        events[name][number, arm] = flags[name].to_numpy(dtype=bool)
-    return ProbeEvents(flags, number, arms, answered, events)
-
-
-def _mcnemar_table(
-    probes: pd.DataFrame, others: list[str], pairs: list[tuple[str, str]], events: ProbeEvents | None = None
-) -> dict:
-    """(arm, reference, metric, cell) -> McNemar on the probes both arms answered, for each probe metric.
-    `events`: `probe_events(probes)` when made already (one report's breakdowns share it)."""
-    if probes.empty:
-        return {}
-    shared = events if events is not None else probe_events(probes)
-    flags = shared.flags
-    codes, keys = _factorize(flags, others) if others else (None, None)
-    # each probe's cell of `others`, and, when `others` has group, the cell of the "all" group it is also in
-    # (group and category "all", the other labels its own)
-    cell = _probe_cells(shared, codes)
-    if codes is not None and not np.array_equal(cell[shared.number], codes):
-        # a probe in two cells of `others` (they are labels of the task, run or probe, so never in a
-        # report): its rows are two probes, as in a numbering by (`others`, probe)
-        shared = probe_events(flags, others)
-        cell = _probe_cells(shared, codes)
-    arms, answered, table = shared.arms, shared.answered, shared.events
-    cells: list[tuple] = [()] if keys is None else list(keys.itertuples(index=False, name=None))
-    pooled: dict[tuple, list[int]] = {}  # "all" cell -> the cells it pools
-    if "group" in others:
-        for position, label in enumerate(cells):
-            name = tuple(
-                "all" if k in ("group", "category") else v for k, v in zip(others, label, strict=True)
-            )
-            pooled.setdefault(name, []).append(position)
-    found: dict = {}
-    for arm_name, reference in pairs:
-        if arm_name not in arms or reference not in arms:
-            continue
-        a, b = arms.index(arm_name), arms.index(reference)
-        both = answered[:, a] & answered[:, b]
-        for metric, (rows, event) in PROBE_EVENTS.items():
-            defined = both & table[rows][:, a]
-            ev_a, ev_b = table[event][:, a], table[event][:, b]
-            only_a = np.bincount(cell, weights=defined & ev_a & ~ev_b, minlength=len(cells)).astype(np.int64)
-            only_b = np.bincount(cell, weights=defined & ev_b & ~ev_a, minlength=len(cells)).astype(np.int64)
-            for label, x, y in zip(cells, only_a, only_b, strict=True):
-                found[(arm_name, reference, metric, label)] = mcnemar_counts(x, y)
-            for label, members in pooled.items():
-                x, y = only_a[members].sum(), only_b[members].sum()
-                found[(arm_name, reference, metric, label)] = mcnemar_counts(x, y)
-    return found
-
-
-def _probe_cells(events: ProbeEvents, codes: np.ndarray | None) -> np.ndarray:
-    """Each probe's cell number: the code of its rows (`codes`, one per row of `events.flags`; all 0 when
-    there is no breakdown)."""
-    cell = np.zeros(len(events.answered), dtype=np.intp)
-    if codes is not None:
-        cell[events.number] = codes
-    return cell
+def _wide(frame: pd.DataFrame, others: list[str], columns: list[str], all_group: bool) -> pd.DataFrame:
+    """Per-task sums of `columns`: index (`others`..., task_id), columns (count column, arm), group "all"
+    added when `all_group` and `others` has group; NaN where an arm did not run a task."""
+    frame = frame[list(dict.fromkeys([*others, CLUSTER, "arm", *columns]))]  # the columns read
+    frame = with_all_group(frame) if all_group and "group" in others else frame
+    if not len(frame):
+        return pd.DataFrame()
+    return frame.groupby([*others, CLUSTER, "arm"], sort=False)[columns].sum().unstack("arm")
 
 
 def _cell_rows(wide: pd.DataFrame, others: list[str]) -> list[tuple[tuple, np.ndarray]]:
@@ -482,125 +404,87 @@ def _cell_rows(wide: pd.DataFrame, others: list[str]) -> list[tuple[tuple, np.nd
     ]
 
 
-def paired_frame(
-    rates: CellRates,
+def paired_rows(
+    wide: pd.DataFrame,
+    others: list[str],
     pairs: list[tuple[str, str]],
-    probes: pd.DataFrame | None = None,
     metrics: tuple[str, ...] = PAIRED_METRICS,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    events: ProbeEvents | None = None,
 ) -> pd.DataFrame:
-    """Paired differences (arm − reference) on shared tasks per cell of the breakdown's other keys: the
-    difference, its CI from the shared bootstrap, the sign-flip p, tasks that differ, MDE, `significant`
-    (stats.is_significant) and, for probe metrics with `probes` given, McNemar on the metric's own probes
-    (`events`: `probe_events(probes)` when made already)."""
-    others = [k for k in rates.by if k != "arm"]
-    tests = _mcnemar_table(probes, others, pairs, events) if probes is not None else {}
-    rows: list[dict[str, Any]] = []  # one per difference, its numbers filled in at the end
-    differences: list[tuple] = []  # each row's (diff, resamples, p, differ, tasks, observations, McNemar)
-    wide = rates.wide
+    """Paired differences (arm − reference) on the tasks both ran, per cell of `others`, from per-task sums
+    (`_wide`): one row per (pair, cell, metric) with the difference, its interval, p-value and how it was
+    computed, tasks, tasks that differ, MDE and `significant` (stats.paired_difference)."""
+    rows: list[dict[str, Any]] = []
     if wide.empty:
         return pd.DataFrame(rows)
-    arms_present = set(wide.columns.get_level_values(1))
-    position = {tuple(row): i for i, row in enumerate(rates.cells[rates.by].itertuples(index=False))}
-    every = wide.to_numpy(dtype=float)  # column lookups below are plain indexing
     column = {key: j for j, key in enumerate(wide.columns)}
+    every = wide.to_numpy(dtype=float)  # column lookups below are plain indexing
     for cell, positions in _cell_rows(wide, others):
         values = every[positions]
-        key_of = dict(zip(others, cell, strict=True))
         for arm, reference in pairs:
-            if arm not in arms_present or reference not in arms_present:
-                continue
-            ia = position.get(tuple({**key_of, "arm": arm}[k] for k in rates.by))
-            ib = position.get(tuple({**key_of, "arm": reference}[k] for k in rates.by))
-            if ia is None or ib is None:
-                continue
             for metric in metrics:
-                if metric not in rates.point:
-                    continue
                 num, den = RATES[metric]
-                shared = ~np.isnan(values[:, column[(den, arm)]]) & ~np.isnan(
-                    values[:, column[(den, reference)]]
-                )
-                a_num, a_den = values[shared, column[(num, arm)]], values[shared, column[(den, arm)]]
-                b_num, b_den = (
-                    values[shared, column[(num, reference)]],
-                    values[shared, column[(den, reference)]],
-                )
-                totals = (a_num.sum(), a_den.sum(), b_num.sum(), b_den.sum())  # summed once for all below
-                if totals[1] == 0 or totals[3] == 0:
+                if not {(num, arm), (den, arm), (num, reference), (den, reference)} <= column.keys():
                     continue
-                p_value, differ = sign_flip_p(a_num, a_den, b_num, b_den, resamples, seed, totals)
-                rows.append({"arm": arm, "reference": reference, **key_of, "metric": metric})
-                differences.append(
-                    (
-                        float(ratio(totals[0], totals[1]) - ratio(totals[2], totals[3])),
-                        rates.samples[metric][:, ia] - rates.samples[metric][:, ib],
-                        p_value,
-                        differ,
-                        np.count_nonzero(shared),
-                        max(totals[1], totals[3]),
-                        tests.get((arm, reference, metric, cell)),
-                    )
-                )
-    if not rows:
-        return pd.DataFrame(rows)
-    diffs, boots, p_values, differs, clusters, observations, found = zip(*differences, strict=True)
-    # one row of resamples per difference, seen as one column each: each difference's resamples contiguous
-    samples = np.stack(boots).T
-    results = paired_from_columns(
-        list(diffs), samples, list(p_values), list(differs), list(clusters), list(observations)
-    )
-    for row, result, test in zip(rows, results, found, strict=True):
-        row.update(
-            diff=result.diff,
-            diff_lo=result.lo,
-            diff_hi=result.hi,
-            p_value=result.p_value,
-            significant=result.significant,
-            tasks=result.clusters,
-            tasks_differ=result.tasks_differ,
-            mde=result.mde,
-            mcnemar_only_arm=test.only_a if test else np.nan,
-            mcnemar_only_reference=test.only_b if test else np.nan,
-            mcnemar_p=test.p_value if test else np.nan,
-        )
+                a_den, b_den = values[:, column[(den, arm)]], values[:, column[(den, reference)]]
+                shared = ~np.isnan(a_den) & ~np.isnan(b_den)
+                result = paired_difference(
+                    values[shared, column[(num, arm)]], a_den[shared],
+                    values[shared, column[(num, reference)]], b_den[shared],
+                    bounded=den != "tasks", resamples=resamples, seed=seed,
+                )  # fmt: skip
+                if result is None:
+                    continue
+                labels = dict(zip(others, cell, strict=True))
+                rows.append(
+                    {"arm": arm, "reference": reference, **labels, "metric": metric, "diff": result.diff,
+                     "diff_lo": result.lo, "diff_hi": result.hi, "p_value": result.p_value,
+                     "p_method": result.p_method, "p_resamples": result.p_resamples,
+                     "significant": result.significant, "tasks": result.tasks,
+                     "tasks_differ": result.tasks_differ, "mde": result.mde}
+                )  # fmt: skip
     return pd.DataFrame(rows)
 
 
-def paired_table(
-    data: RunData,
-    table: pd.DataFrame,
+def paired_frame(
+    rates: CellRates,
     pairs: list[tuple[str, str]],
-    by: list[str],
+    metrics: tuple[str, ...] = PAIRED_METRICS,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
-    """Paired differences (arm − reference) per cell of `by` for PAIRED_METRICS."""
-    rates = cell_rates(table, ["arm", *by], RATES, resamples, seed)
-    return paired_frame(rates, pairs, data.probes, PAIRED_METRICS, resamples, seed)
+    """`paired_rows` per cell of the breakdown's keys other than the arm."""
+    chosen = tuple(metric for metric in metrics if metric in rates.point)
+    return paired_rows(rates.wide, [k for k in rates.by if k != "arm"], pairs, chosen, resamples, seed)
 
 
-def benefit_share(rates: CellRates, arm: str, full: str, none: str, group: str) -> dict[str, float]:
-    """Memory benefit = success(x) − success(none); the share of full memory's benefit that `arm` keeps,
-    from the arm × group rates (same resampled tasks for the three arms)."""
-    cells = [rates.index(arm=name, group=group) for name in (arm, full, none)]
-    if any(c is None for c in cells):
+def benefit_share(
+    rates: CellRates, arm: str, full: str, none: str, group: str, resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Any]:  # fmt: skip
+    """Memory benefit = success(x) − success(none) on `group`'s tasks that the three arms ran; the share of
+    full memory's benefit that `arm` keeps, with the interval of stats.ratio_interval (`share_missing` says
+    why there is none)."""
+    wide = rates.wide
+    wanted = [(column, name) for column in ("correct", "probes") for name in (arm, full, none)]
+    if wide.empty or "group" not in wide.index.names or not set(wanted) <= set(wide.columns):
         return {}
-    point = rates.point["success_rate"]
-    boot = rates.samples["success_rate"]
-    (arm_rate, full_rate, none_rate) = (point[c] for c in cells)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share_boot = (boot[:, cells[0]] - boot[:, cells[2]]) / (boot[:, cells[1]] - boot[:, cells[2]])
-    share_boot = share_boot[np.isfinite(share_boot)]
-    full_benefit = full_rate - none_rate
+    part = wide[wide.index.get_level_values("group") == group]
+    part = part[part[[("probes", name) for name in (arm, full, none)]].notna().all(axis=1)]
+    probes = {name: float(part[("probes", name)].sum()) for name in (arm, full, none)}
+    if part.empty or min(probes.values()) == 0:
+        return {}
+    share = {name: part[("correct", name)].to_numpy(dtype=float) / probes[name] for name in (arm, full, none)}
+    kept = ratio_interval(share[arm] - share[none], share[full] - share[none], resamples, seed)
     return {
-        "arm_benefit": float(arm_rate - none_rate),
-        "full_benefit": float(full_benefit),
-        "share": float((arm_rate - none_rate) / full_benefit) if full_benefit else float("nan"),
-        "share_lo": float(np.percentile(share_boot, 2.5)) if len(share_boot) else float("nan"),
-        "share_hi": float(np.percentile(share_boot, 97.5)) if len(share_boot) else float("nan"),
+        "arm_benefit": float((share[arm] - share[none]).sum()),
+        "full_benefit": float((share[full] - share[none]).sum()),
+        "share": kept.estimate,
+        "share_lo": kept.lo,
+        "share_hi": kept.hi,
+        "share_missing": kept.missing,
+        "tasks": kept.tasks,
     }
 
 
@@ -686,8 +570,10 @@ def paired_between(
     in `arm` and no `reference`."""
     combined = pd.concat([before.assign(side="before"), after.assign(side="after")], ignore_index=True)
     combined = combined.rename(columns={"arm": "bench_arm"}).rename(columns={"side": "arm"})
-    rates = cell_rates(combined, ["arm", "bench_arm", *by], RATES, resamples, seed)
-    paired = paired_frame(rates, [("after", "before")], None, metrics, resamples, seed)
+    metrics = tuple(m for m in metrics if set(RATES[m]) <= set(before.columns) & set(after.columns))
+    wanted = {name: RATES[name] for name in metrics}
+    wide = _wide(combined, ["bench_arm", *by], rate_columns(wanted), all_group=True)
+    paired = paired_rows(wide, ["bench_arm", *by], [("after", "before")], metrics, resamples, seed)
     if paired.empty:
         return paired
     return paired.drop(columns=["arm", "reference"]).rename(columns={"bench_arm": "arm"})

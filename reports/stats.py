@@ -1,12 +1,16 @@
-"""Uncertainty: task-clustered bootstrap CIs, paired differences with a sign-flip test, McNemar, the MDE, and
-the one rule that calls a difference significant.
+"""Uncertainty: task-clustered bootstrap CIs of rates, paired differences with a sign-flip test and the
+interval that inverts it, the MDE, and the one rule that calls a difference significant.
 
 Every rate is a ratio estimator over clusters (a cluster = one task; the seeds, epochs and models that ran it
 are repeated measures of it): sum of numerators / sum of denominators. The bootstrap is a Poisson bootstrap
 whose weight for (cluster, resample) is a hash of the task id, the resample index and the seed: the same task
-gets the same weights in every cell, every arm and every run, so paired differences come from the same
-resampled sums as the rates, every cell of a report from one pass over the data, and nothing depends on the
-order the tasks were read. Weights are made in blocks of resamples, so memory stays linear in tasks.
+gets the same weights in every cell, every arm and every run, so every cell of a report comes from one pass
+over the data, and nothing depends on the order the tasks were read. Weights are made in blocks of resamples,
+so memory stays linear in tasks.
+
+A paired difference is not bootstrapped: its p-value is a within-task sign-flip test and its interval the set
+of differences that test keeps (test inversion), so the two agree on which side of 0 the difference lies and
+stay valid with few tasks (a percentile bootstrap of a few tasks collapses to a point).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,10 +32,10 @@ POWER = 0.80
 # A difference is called significant only when at least this many tasks differ between the two sides: with
 # fewer, one or two odd tasks decide the sign, whatever the p-value and the CI say.
 MIN_TASKS = 10
-EXACT_UP_TO = 15  # discordant tasks: exact sign-flip enumeration (2^15 sign vectors) up to this many
-# Up to this many discordant tasks, random swaps; beyond, the normal approximation of the sign-flip
-# distribution (a sum of that many independent ±tᵢ terms: the approximation is close, and exact swaps would
-# cost resamples × tasks per comparison).
+EXACT_UP_TO = 15  # tasks: exact sign-flip enumeration (2^15 sign vectors) up to this many
+# Up to this many tasks, random sign flips; beyond, the normal approximation of the sign-flip distribution
+# (a sum of that many independent ±uᵢ terms: the approximation is close, and random flips would cost
+# resamples × tasks per comparison).
 PERMUTATION_UP_TO = 200
 _BLOCK_ELEMENTS = 1 << 21  # weights made per block (resamples × clusters): ~16 MB as float64
 
@@ -210,124 +214,126 @@ def ratio_cis(
     return [Estimate(float(p), float(a), float(b)) for p, a, b in zip(point, lo, hi, strict=True)]
 
 
-def sign_flip_p(
-    num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray,
-    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, totals: Sequence[float] | None = None,
-) -> tuple[float, int]:  # fmt: skip
-    """Two-sided p-value of rate(A) − rate(B) under the null that A and B are exchangeable within each task
-    (swap a task's two sides with probability 1/2), and the number of tasks whose two sides differ.
-
-    Only those discordant tasks can move the statistic: exact enumeration of every swap when there are at most
-    EXACT_UP_TO of them, `resamples` random swaps up to PERMUTATION_UP_TO, else the normal approximation of
-    the linearised statistic (Σ ±tᵢ with tᵢ the task's contribution to the difference). `totals`: the four
-    arrays' sums, when the caller has them (float arrays, each summed by its `.sum()`)."""
-    num_a, den_a, num_b, den_b = (np.asarray(x, dtype=float) for x in (num_a, den_a, num_b, den_b))
-    if totals is None:
-        totals = (num_a.sum(), den_a.sum(), num_b.sum(), den_b.sum())
-    total_na, total_da, total_nb, total_db = totals
-    observed = float(ratio(total_na, total_da) - ratio(total_nb, total_db))
-    differ = (num_a != num_b) | (den_a != den_b)
-    discordant = np.count_nonzero(differ)
-    if not math.isfinite(observed):
-        return float("nan"), discordant
-    if discordant == 0:
-        return 1.0, 0
-    dn, dd = (num_b - num_a)[differ], (den_b - den_a)[differ]
-    if discordant > PERMUTATION_UP_TO:
-        pooled = (total_na + total_nb) / (total_da + total_db)
-        contribution = (num_a - num_b - pooled * (den_a - den_b))[differ]
-        spread = math.sqrt(float(np.sum(contribution**2)))
-        if spread == 0:
-            return 1.0, discordant
-        z = float(contribution.sum()) / spread
-        return float(2.0 * special.ndtr(-abs(z))), discordant  # = scipy.stats.norm.sf(|z|)
-    counts = None  # how many assignments each row of moved_num stands for (None: one each)
-    moved_den: float | np.ndarray = 0.0
-    if discordant <= EXACT_UP_TO and not np.count_nonzero(dd) and _few_sums(dn, 2**discordant):
-        # Every assignment, grouped by the sum it moves: an assignment's null value depends on that sum alone,
-        # and integer sums below 2^53 are the product's to the bit, so each distinct null value is the one
-        # the plain enumeration makes, counted as often as it occurs there (2^n rows become a few dozen).
-        moved_num, counts = _subset_sum_counts(dn)
-        extra = 0
-    else:
-        swaps, extra = _swaps(discordant, resamples, seed)
-        weights = swaps.astype(float, copy=False)  # what `@` would make of bytes: made once for both products
-        moved_num = weights @ dn
-        # The denominators mostly agree (both arms answer the same probes): nothing moves, and a product of
-        # zeros would add +0 to each sum, which changes no bit of it.
-        if np.count_nonzero(dd):
-            moved_den = weights @ dd
-    swapped_a = ratio(total_na + moved_num, total_da + moved_den)
-    swapped_b = ratio(total_nb - moved_num, total_db - moved_den)
-    null = swapped_a - swapped_b
-    finite = np.isfinite(null)
-    extreme = finite & (np.abs(null) >= abs(observed) - 1e-12)
-    if counts is None:
-        found, total = np.count_nonzero(extreme), np.count_nonzero(finite)
-    else:
-        found, total = int(counts[extreme].sum()), int(counts[finite].sum())
-    return float((found + extra) / (total + extra)), discordant
+# A paired interval needs at least this many tasks: the smallest two-sided p a sign-flip test of n tasks can
+# reach is 2/2^n, 0.0625 at n = 5, so with fewer tasks no value could ever be excluded at α = 0.05 and any
+# interval would be the whole range ("n too small").
+MIN_TASKS_FOR_INTERVAL = 6
 
 
-def _few_sums(values: np.ndarray, most: int) -> bool:
-    """Whether `values` (a few: looked at one by one) are integers whose subsets have fewer than `most`
-    possible sums (the span of their absolute values), all exact in float64."""
-    listed = values.tolist()
-    span = sum(abs(value) for value in listed)  # integers: exact in any order while below 2^53
-    return span < most and span < 2.0**53 and all(value.is_integer() for value in listed)
+@dataclass(frozen=True)
+class PValue:
+    """A p-value and how it was computed."""
+
+    value: float
+    method: str  # "exact" (every sign assignment, or a binomial tail), "random" (random flips), "normal"
+    resamples: int = 0  # random flips drawn (method "random"), else 0
+
+    def shown(self) -> str:
+        """As printed (format_p)."""
+        return format_p(self.value, self.method, self.resamples)
 
 
-def _subset_sum_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every sum of a subset of the integer `values` (fewer than 64 of them, as floats, ascending) and how
-    many subsets have it: the 2^n assignments of an exact sign-flip test, grouped by the sum they move."""
-    listed = [int(value) for value in values.tolist()]
-    low = sum(value for value in listed if value < 0)  # the sum of the subset of every negative value
-    # The count of the subsets summing to low + k is the coefficient of x^k in the product of (1 + x^|v|)
-    # over the values (a negative value counts when left out). Each coefficient is at most 2^n, below
-    # 2^(8 x slot): packed `slot` bytes apiece into one integer, a factor is a shift and an addition.
-    slot = 2 if len(listed) < 16 else 4 if len(listed) < 32 else 8
-    packed = 1
-    for value in listed:
-        packed += packed << (8 * slot * abs(value))
-    span = sum(abs(value) for value in listed)
-    counts = np.frombuffer(packed.to_bytes(slot * (span + 1), "little"), dtype=f"<u{slot}")
-    sums = np.flatnonzero(counts)
-    return (sums + low).astype(float), counts[sums].astype(np.int64)
+def format_p(value: float, method: str, resamples: int = 0) -> str:
+    """A p-value as printed: a random-flip p that no flip beat is only bounded, "< 1/(resamples + 1)"; every
+    other p (exact, or random flips that some flips beat, or the normal approximation) to two digits."""
+    if not math.isfinite(value):
+        return "–"
+    if method == "random" and value * (resamples + 1) <= 1.0 + 1e-9:
+        return f"< 1/{resamples + 1}"
+    return f"{value:.2g}"
 
 
-@functools.lru_cache(maxsize=64)
-def _swaps(discordant: int, resamples: int, seed: int) -> tuple[np.ndarray, int]:
-    """The swap assignments of `sign_flip_p` for this many discordant tasks (rows: assignments), and 1 when
-    they are random (the observed assignment then counts as one more). They depend on the count alone, so
-    every comparison with that count shares them (read-only). Random ones are kept as bytes, not floats: the
-    cache holds up to 64 of them (2,000 x 200 each: 3.2 MB as floats, 0.4 MB as bytes), alive until the
-    report ends; exact ones as floats (all 15 take 8 MB; made only for differences that are not small
-    integers: sign_flip_p counts the others by their sums)."""
-    if discordant <= EXACT_UP_TO:
-        # every assignment, in itertools.product((0, 1), repeat=discordant)'s order: row i is i in binary
-        bits = np.arange(discordant - 1, -1, -1, dtype=np.int64)
-        swaps = ((np.arange(2**discordant, dtype=np.int64)[:, None] >> bits) & 1).astype(np.float64)
-        extra = 0
-    else:
-        rng = np.random.default_rng([seed, discordant])
-        swaps = rng.integers(0, 2, size=(resamples, discordant)).astype(np.uint8)
-        extra = 1  # the observed assignment counts as one of the permutations
-    swaps.flags.writeable = False
-    return swaps, extra
-
-
-@functools.lru_cache(maxsize=16)
-def _z_sum(level: float, power: float) -> float:
-    """z_{1-α/2} + z_power (scipy.stats.norm.ppf is special.ndtri)."""
-    return float(special.ndtri(1.0 - (1.0 - level) / 2.0) + special.ndtri(power))
-
-
-def minimum_detectable(se: float, observations: float, level: float = LEVEL, power: float = POWER) -> float:
-    """(z_{1-α/2} + z_power) × SE; never below one observation's weight, since rates move in steps of 1/n."""
-    z = _z_sum(level, power)
-    if not np.isfinite(se):
+def one_sided_p(p_value: float, diff: float, direction: int) -> float:
+    """The one-sided p that the difference lies in `direction` (+1: above 0, -1: below) from the two-sided
+    p of a symmetric null (the sign-flip distribution is symmetric: -s is an assignment whenever s is)."""
+    if not math.isfinite(p_value):
         return float("nan")
-    return float(max(z * se, 1.0 / max(observations, 1.0)))
+    return p_value / 2.0 if diff * direction > 0 else 1.0 - p_value / 2.0
+
+
+def _method(tasks: int) -> str:
+    """How a sign-flip test of this many tasks is computed: exact, random or normal (SignFlipTest)."""
+    return "exact" if tasks <= EXACT_UP_TO else "random" if tasks <= PERMUTATION_UP_TO else "normal"
+
+
+@functools.lru_cache(maxsize=32)
+def _sign_rows(tasks: int, resamples: int, seed: int) -> np.ndarray:
+    """Sign assignments (rows × tasks, ±1.0) for a sign-flip test of this many tasks: every assignment up to
+    EXACT_UP_TO tasks, else `resamples` random ones. They depend on the count and the seed alone, so every
+    comparison with that many tasks shares them (read-only)."""
+    if tasks <= EXACT_UP_TO:
+        bits = (np.arange(2**tasks)[:, None] >> np.arange(tasks)[None, :]) & 1
+    else:
+        bits = np.random.default_rng([seed, tasks]).integers(0, 2, size=(resamples, tasks))
+    signs = 1.0 - 2.0 * bits
+    signs.flags.writeable = False
+    return signs
+
+
+class SignFlipTest:
+    """The within-task sign-flip test of H0: Σᵢ (cᵢ − δ·wᵢ) = 0, at any δ, on one set of tasks.
+
+    cᵢ is task i's contribution to an estimate Σc / Σw and wᵢ its weight. Under H0 each uᵢ = cᵢ − δ·wᵢ is as
+    likely to be +uᵢ as −uᵢ (a task's two sides are exchangeable once one is shifted by δ), so Σ ±uᵢ over
+    the sign assignments is the null distribution of Σuᵢ: every assignment when there are at most
+    EXACT_UP_TO tasks (an exact test), `resamples` random ones up to PERMUTATION_UP_TO (the observed one
+    counted as one more), else the normal approximation N(0, Σuᵢ²). The assignments' sums of c and w are
+    made once, so the test at another δ costs one pass over them (what inverting it into an interval
+    needs)."""
+
+    def __init__(self, c: np.ndarray, w: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
+                 seed: int = DEFAULT_SEED) -> None:  # fmt: skip
+        self.c, self.w = np.asarray(c, dtype=float), np.asarray(w, dtype=float)
+        self.total_c, self.total_w = float(self.c.sum()), float(self.w.sum())
+        self.resamples = resamples
+        self.method = _method(len(self.c))
+        if self.method != "normal":
+            signs = _sign_rows(len(self.c), resamples, seed)
+            self.null_c, self.null_w = (signs @ np.column_stack([self.c, self.w])).T
+        self.size_c, self.size_w = float(np.abs(self.c).sum()), float(np.abs(self.w).sum())
+
+    def p(self, delta: float = 0.0) -> float:
+        """Two-sided p of H0 at `delta`."""
+        observed = abs(self.total_c - delta * self.total_w)
+        if self.method == "normal":
+            u = self.c - delta * self.w
+            spread = math.sqrt(float(u @ u))
+            return 1.0 if spread == 0 else float(2.0 * special.ndtr(-observed / spread))
+        # a null sum equal to the observed one counts as extreme, whatever the rounding of either (the
+        # tolerance is a small share of an upper bound of Σ|cᵢ − δ·wᵢ|)
+        tolerance = 1e-9 * (self.size_c + abs(delta) * self.size_w)
+        found = np.count_nonzero(np.abs(self.null_c - delta * self.null_w) >= observed - tolerance)
+        if self.method == "exact":
+            return float(found / len(self.null_c))
+        return float((found + 1) / (self.resamples + 1))
+
+    def p_value(self) -> PValue:
+        """The test at δ = 0, with how it was computed."""
+        return PValue(self.p(0.0), self.method, self.resamples if self.method == "random" else 0)
+
+    def rejected_beyond(self, start: float, step: float) -> float:
+        """A δ the test rejects, from `start` outwards by `step` doubling; NaN when none is found (the set
+        of kept values is unbounded on that side)."""
+        for _ in range(64):
+            if self.p(start) < ALPHA:
+                return start
+            start, step = start + step, step * 2.0
+        return float("nan")
+
+    def bound(self, kept: float, rejected: float) -> float:
+        """The end of the set of kept values (p ≥ α) between a kept and a rejected δ: bisection to 1/10,000
+        of the bracket (finer than the 0.1 points a report prints; the kept side is returned, so the interval
+        holds only values the test keeps)."""
+        if not math.isfinite(rejected):
+            return rejected
+        width = abs(rejected - kept)
+        while abs(rejected - kept) > 1e-4 * width:
+            middle = (kept + rejected) / 2.0
+            if self.p(middle) >= ALPHA:
+                kept = middle
+            else:
+                rejected = middle
+        return kept
 
 
 def is_significant(p_value: float, lo: float, hi: float, tasks_differ: int) -> bool:
@@ -337,17 +343,32 @@ def is_significant(p_value: float, lo: float, hi: float, tasks_differ: int) -> b
     return p_value < ALPHA and (lo > 0 or hi < 0) and tasks_differ >= MIN_TASKS
 
 
+@functools.lru_cache(maxsize=16)
+def _mde_factor(level: float, power: float) -> float:
+    """(z_{1-α/2} + z_power) / z_{1-α/2}: the MDE in half-widths of the interval (scipy.stats.norm.ppf is
+    special.ndtri)."""
+    z_level = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
+    return (z_level + float(special.ndtri(power))) / z_level
+
+
+def minimum_detectable(lo: float, hi: float, level: float = LEVEL, power: float = POWER) -> float:
+    """(z_{1-α/2} + z_power) × SE, the SE read off the interval as its half-width / z_{1-α/2}: the smallest
+    difference a test at `level` detects with `power`. NaN without an interval."""
+    return (hi - lo) / 2.0 * _mde_factor(level, power)
+
+
 @dataclass(frozen=True)
 class PairedDifference:
     """Rate of A minus rate of B over the same tasks."""
 
     diff: float
-    lo: float
+    lo: float  # 95% interval (NaN when fewer than MIN_TASKS_FOR_INTERVAL tasks: "n too small")
     hi: float
-    p_value: float  # two-sided sign-flip test (see sign_flip_p)
-    se: float  # bootstrap standard error of the difference
-    mde: float  # minimum detectable difference at LEVEL and POWER for this many tasks
-    clusters: int  # tasks compared
+    p_value: float  # two-sided (see paired_difference)
+    p_method: str  # how p was computed: exact, random or normal (PValue)
+    p_resamples: int  # random flips drawn (p_method "random"), else 0
+    mde: float  # minimum detectable difference at LEVEL and POWER (minimum_detectable)
+    tasks: int  # tasks compared (the metric observed on them)
     tasks_differ: int  # tasks whose two sides differ on this metric
 
     @property
@@ -355,85 +376,122 @@ class PairedDifference:
         return is_significant(self.p_value, self.lo, self.hi, self.tasks_differ)
 
 
-def paired_from_samples(
-    diff: float, samples: np.ndarray, p_value: float, tasks_differ: int, clusters: int, observations: float
-) -> PairedDifference:
-    """A PairedDifference from the point difference, its bootstrap samples and its sign-flip test."""
-    column = samples.reshape(-1, 1)
-    return paired_from_columns([diff], column, [p_value], [tasks_differ], [clusters], [observations])[0]
+def _alike_interval(diff: float, tasks: int, limits: tuple[float, float]) -> tuple[float, float, float]:
+    """p, lo and hi when every one of `tasks` tasks shows the same difference `diff`: the tasks have no
+    spread for a test to resample, so the interval says what the count of tasks allows. At 97.5%
+    confidence (Clopper-Pearson, n of n) at least a share (α/2)^(1/n) of all tasks would show `diff`; the
+    others could show anything within `limits` (what one task's difference can be). p: the smallest α at
+    which that interval excludes 0, 2·q₀ⁿ with q₀ the share at which the mean reaches 0 (for a difference at
+    the end of the range this is the exact sign-flip p, 2/2ⁿ)."""
+    low, high = limits
+    share = (ALPHA / 2.0) ** (1.0 / tasks)
+    lo = max(low, share * diff + (1.0 - share) * low)
+    hi = min(high, share * diff + (1.0 - share) * high)
+    if diff > 0:
+        p_value = min(1.0, 2.0 * (-low / (diff - low)) ** tasks)
+    elif diff < 0:
+        p_value = min(1.0, 2.0 * (high / (high - diff)) ** tasks)
+    else:
+        p_value = 1.0
+    return p_value, lo, hi
 
 
-def paired_from_columns(
-    diffs: list[float], samples: np.ndarray, p_values: list[float], tasks_differ: list[int],
-    clusters: list[int], observations: list[float],
-) -> list[PairedDifference]:  # fmt: skip
-    """`paired_from_samples` of many differences at once, `samples` holding one column of resamples each:
-    their CIs in one percentile pass (each column's numbers are those it gets alone)."""
-    lo, hi = percentile_ci(samples)
-    # each column's SE: np.std of its finite resamples (NaN when there are none)
-    columns = np.ascontiguousarray(samples.T)
-    se = np.full(len(columns), np.nan)
-    for members, values in _by_count(columns, ~np.isfinite(columns), np.ones(len(columns), dtype=bool)):
-        se[members] = np.std(values, axis=1)
-    found = []
-    for j, diff in enumerate(diffs):
-        mde = minimum_detectable(float(se[j]), observations[j])
-        interval = float(lo[j]), float(hi[j])
-        differ = tasks_differ[j]
-        found.append(
-            PairedDifference(float(diff), *interval, p_values[j], float(se[j]), mde, clusters[j], differ)
-        )
-    return found
+def _inverted_interval(test: SignFlipTest, diff: float, p_zero: float) -> tuple[float, float]:
+    """The values δ the sign-flip test keeps (p(δ) ≥ α) around `diff`, kept on the side of 0 that the
+    reported p at 0 (`p_zero`) puts them: the interval excludes 0 exactly when p_zero < α."""
+    per_task = test.c / test.w
+    span = float(per_task.max() - per_task.min()) or abs(diff) or 1.0
+    below = test.rejected_beyond(float(per_task.min()) - 0.01 * span, -span)
+    above = test.rejected_beyond(float(per_task.max()) + 0.01 * span, span)
+    if p_zero < ALPHA:  # 0 rejected: the bound on its side lies between 0 and the estimate
+        if diff > 0:
+            return test.bound(diff, 0.0), test.bound(diff, above)
+        return test.bound(diff, below), test.bound(diff, 0.0)
+    return test.bound(min(diff, 0.0), below), test.bound(max(diff, 0.0), above)
 
 
 def paired_difference(
-    num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray,
-    keys: np.ndarray | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-) -> PairedDifference:  # fmt: skip
-    """Task-paired difference of two ratio rates (arrays aligned by task; `keys` default: the positions)."""
+    num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray, bounded: bool = True,
+    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+) -> PairedDifference | None:  # fmt: skip
+    """Rate(A) − rate(B) over the same tasks (arrays aligned by task), or None when a side has no
+    observation. `bounded`: the metric is a rate (a task's difference lies in [-1, 1]); else a per-task
+    mean such as tokens (a task's difference lies between minus B's and plus A's largest task value).
+
+    Each task i contributes cᵢ = num_a,ᵢ/Σden_a − num_b,ᵢ/Σden_b to the difference (Σc = the difference)
+    with weight wᵢ = (den_a,ᵢ/Σden_a + den_b,ᵢ/Σden_b) / 2 (Σw = 1). p: the sign-flip test of Σc = 0 on
+    the tasks that differ (exact when at most EXACT_UP_TO do). Interval: the δ the same test keeps on
+    cᵢ − δ·wᵢ (test inversion: valid with few tasks, and on the side of 0 the p puts it); when every task
+    shows the same difference, `_alike_interval`; none below MIN_TASKS_FOR_INTERVAL tasks."""
     num_a, den_a, num_b, den_b = (np.asarray(x, dtype=float) for x in (num_a, den_a, num_b, den_b))
-    keys = cluster_keys(range(len(num_a))) if keys is None else keys
-    sums = bootstrap_sums(keys, np.column_stack([num_a, den_a, num_b, den_b]), resamples, seed)
-    boot = ratio(sums[:, 0], sums[:, 1]) - ratio(sums[:, 2], sums[:, 3])
-    observed = float(ratio(num_a.sum(), den_a.sum()) - ratio(num_b.sum(), den_b.sum()))
-    p_value, differ = sign_flip_p(num_a, den_a, num_b, den_b, resamples, seed)
-    probes = float(max(den_a.sum(), den_b.sum(), 1.0))
-    return paired_from_samples(observed, boot, p_value, differ, len(num_a), probes)
+    total_a, total_b = float(den_a.sum()), float(den_b.sum())
+    if not (total_a > 0 and total_b > 0):
+        return None
+    observed = (den_a > 0) | (den_b > 0)
+    num_a, den_a, num_b, den_b = num_a[observed], den_a[observed], num_b[observed], den_b[observed]
+    c = num_a / total_a - num_b / total_b
+    w = (den_a / total_a + den_b / total_b) / 2.0
+    diff = float(num_a.sum() / total_a - num_b.sum() / total_b)
+    tasks = len(c)
+    differ = int(np.count_nonzero((num_a != num_b) | (den_a != den_b)))
+    spread = np.abs(c - diff * w)
+    if np.all(spread <= 1e-9 * max(float(np.abs(c).max()), abs(diff) * float(w.max()), 1e-300)):
+        if bounded:
+            limits = (-1.0, 1.0)
+        else:  # a task we did not see could differ by as much as the largest task value of either side
+            limits = (-float((num_b / np.where(den_b > 0, den_b, 1.0)).max()),
+                      float((num_a / np.where(den_a > 0, den_a, 1.0)).max()))  # fmt: skip
+        value, lo, hi = _alike_interval(diff, tasks, limits)
+        p_value = PValue(value, "exact")
+    else:
+        every = SignFlipTest(c, w, resamples, seed)
+        # At 0 only the tasks that differ move the sum: tested alone when that changes the method (an exact
+        # test for up to EXACT_UP_TO of them), else the same test (tasks with uᵢ = 0 add nothing).
+        moved = c != 0
+        at_zero = every
+        if _method(int(np.count_nonzero(moved))) != every.method:
+            at_zero = SignFlipTest(c[moved], w[moved], resamples, seed)
+        p_value = at_zero.p_value()
+        lo = hi = float("nan")
+        if tasks >= MIN_TASKS_FOR_INTERVAL:
+            lo, hi = _inverted_interval(every, diff, p_value.value)
+    if tasks < MIN_TASKS_FOR_INTERVAL:
+        lo = hi = float("nan")
+    return PairedDifference(diff, lo, hi, p_value.value, p_value.method, p_value.resamples,
+                            minimum_detectable(lo, hi), tasks, differ)  # fmt: skip
 
 
 @dataclass(frozen=True)
-class McNemar:
-    """Exact McNemar test on paired binary outcomes (e.g. a probe answered by two arms)."""
+class RatioInterval:
+    """Σc / Σw with its 95% interval, or why it has none."""
 
-    only_a: int  # pairs where the event happened for A only
-    only_b: int
-    p_value: float  # exact two-sided binomial test on the discordant pairs
-
-
-def mcnemar_counts(only_a: int, only_b: int) -> McNemar:
-    """McNemar from the discordant counts."""
-    discordant = only_a + only_b
-    p_value = 1.0 if discordant == 0 else binomial_test_half(int(only_a), int(discordant))
-    return McNemar(int(only_a), int(only_b), p_value)
+    estimate: float
+    lo: float
+    hi: float
+    tasks: int
+    missing: str  # "" (an interval), "n too small", "alike" (every task gives the same ratio),
+    # "unbounded" (Σw is not distinguishable from 0: Fieller's case), "undefined" (Σw = 0)
 
 
-@functools.lru_cache(maxsize=4096)
-def binomial_test_half(k: int, n: int) -> float:
-    """Exact two-sided binomial test of k successes in n trials against p = 1/2 (what
-    `scipy.stats.binomtest(k, n, 0.5)` computes). The distribution is symmetric, so the p-value is
-    2 * P(X <= min(k, n - k)), or 1 when k = n/2; the tail is summed in integers and divided once, so the
-    result is the correctly rounded value, the same on every platform and scipy version."""
-    if 2 * k == n:
-        return 1.0
-    tail, term = 0, 1  # term = C(n, i), exact
-    for i in range(min(k, n - k) + 1):
-        tail += term
-        term = term * (n - i) // (i + 1)
-    return min(1.0, 2 * tail / 2**n)
-
-
-def mcnemar(event_a: np.ndarray, event_b: np.ndarray) -> McNemar:
-    """McNemar from two aligned boolean outcome arrays."""
-    event_a = np.asarray(event_a, dtype=bool)
-    event_b = np.asarray(event_b, dtype=bool)
-    return mcnemar_counts(int(np.sum(event_a & ~event_b)), int(np.sum(event_b & ~event_a)))
+def ratio_interval(
+    c: np.ndarray, w: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> RatioInterval:
+    """Σc / Σw over tasks (e.g. the share of full memory's benefit an arm keeps) and the values s the
+    sign-flip test of Σ(cᵢ − s·wᵢ) = 0 keeps (a Fieller-type interval by test inversion)."""
+    c, w = np.asarray(c, dtype=float), np.asarray(w, dtype=float)
+    tasks = len(c)
+    total_w = float(w.sum())
+    if total_w == 0:
+        return RatioInterval(float("nan"), float("nan"), float("nan"), tasks, "undefined")
+    estimate = float(c.sum()) / total_w
+    nothing = float("nan")
+    if tasks < MIN_TASKS_FOR_INTERVAL:
+        return RatioInterval(estimate, nothing, nothing, tasks, "n too small")
+    if np.all(np.abs(c - estimate * w) <= 1e-9 * max(float(np.abs(c).max()), float(np.abs(w).max()))):
+        return RatioInterval(estimate, nothing, nothing, tasks, "alike")
+    test = SignFlipTest(c, w, resamples, seed)
+    step = max(abs(estimate), 1.0)
+    lo = test.bound(estimate, test.rejected_beyond(estimate - step, -step))
+    hi = test.bound(estimate, test.rejected_beyond(estimate + step, step))
+    missing = "" if math.isfinite(lo) and math.isfinite(hi) else "unbounded"
+    return RatioInterval(estimate, lo, hi, tasks, missing)

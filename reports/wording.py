@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reports.metrics import WORSE_DIRECTION
-from reports.stats import ALPHA, MIN_TASKS
+from reports.stats import ALPHA, MIN_TASKS, MIN_TASKS_FOR_INTERVAL, format_p
 
 METRIC_WORDS = {
     "success_rate": "success rate",
@@ -42,11 +42,25 @@ def amount(value: float, metric: str, signed: bool = True) -> str:
     return shown if shown == "–" else f"{shown} {unit(metric)}"
 
 
+def p_text(row: Mapping[str, Any]) -> str:
+    """A paired row's p-value as printed (stats.format_p: "< 1/2001" when no random flip beat it)."""
+    return format_p(row["p_value"], row.get("p_method", "exact"), int(row.get("p_resamples", 0) or 0))
+
+
+def interval_text(row: Mapping[str, Any], metric: str, label: str = "") -> str:
+    """'[label lo, hi]' of a paired row, or why it has none (fewer than MIN_TASKS_FOR_INTERVAL tasks)."""
+    if math.isnan(row["diff_lo"]) or math.isnan(row["diff_hi"]):
+        return f"[n too small: {int(row['tasks'])} tasks]"
+    return f"[{label}{number(row['diff_lo'], metric)}, {number(row['diff_hi'], metric)}]"
+
+
 def _why_not(row: Mapping[str, Any]) -> str:
     reasons = []
     if not row["p_value"] < ALPHA:
         reasons.append(f"p ≥ {ALPHA:g}")
-    if not (row["diff_lo"] > 0 or row["diff_hi"] < 0):
+    if row["tasks"] < MIN_TASKS_FOR_INTERVAL:
+        reasons.append(f"{int(row['tasks'])} tasks: too few for any interval")
+    elif not (row["diff_lo"] > 0 or row["diff_hi"] < 0):
         reasons.append("the CI includes 0")
     if row["tasks_differ"] < MIN_TASKS:
         reasons.append(
@@ -72,9 +86,10 @@ def describe_difference(row: Mapping[str, Any], first: str, second: str) -> str:
     significant)."""
     metric = row["metric"]
     words = METRIC_WORDS.get(metric, metric)
-    interval = f"[95% CI {number(row['diff_lo'], metric)}, {number(row['diff_hi'], metric)}]"
+    interval = interval_text(row, metric, "95% CI ")
+    shown = p_text(row)
+    p_part = f"p {shown}" if shown.startswith("<") else f"p = {shown}"
     return (
         f"`{first}` vs `{second}`, {words}: {amount(row['diff'], metric)} {interval}, "
-        f"p = {row['p_value']:.2g}, {int(row['tasks'])} tasks ({int(row['tasks_differ'])} differ): "
-        f"{verdict(row)}"
+        f"{p_part}, {int(row['tasks'])} tasks ({int(row['tasks_differ'])} differ): {verdict(row)}"
     )

@@ -40,12 +40,12 @@ def test_report_writes_tables_markdown_and_figures(report_dir):
         assert {f"{column}_lo", f"{column}_hi"} <= set(summary.columns)
     assert (report_dir / "per_task.csv").stat().st_size > 0
     text = (report_dir / "report.md").read_text(encoding="utf-8")
-    # Two harmful tasks both flip to correct: +100 pts, CI [+100, +100], but p = 0.5 and 2 < MIN_TASKS tasks
-    # differ, so the report must not call it significant (it used to say "beats ... at the 95% level").
+    # Two harmful tasks both flip to correct: +100 pts, but p = 0.5, two tasks are too few for any interval
+    # (it used to print the zero-width [+100, +100]) and 2 < MIN_TASKS tasks differ: not significant.
     assert (
-        "On the harmful group, `amnesia` vs `full-memory`, success rate: +100.0 pts [95% CI +100.0, +100.0], "
-        "p = 0.5, 2 tasks (2 differ): no significant difference (p ≥ 0.05; 2 of 2 tasks differ, "
-        "fewer than 10)"
+        "On the harmful group, `amnesia` vs `full-memory`, success rate: +100.0 pts [n too small: 2 tasks], "
+        "p = 0.5, 2 tasks (2 differ): no significant difference (p ≥ 0.05; 2 tasks: too few for any "
+        "interval; 2 of 2 tasks differ, fewer than 10)"
     ) in text
     assert "significantly" not in text.split("## Methodology")[0]
     paired = pd.read_csv(report_dir / "paired.csv")

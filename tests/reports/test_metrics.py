@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -13,13 +14,14 @@ from reports.logread import load_runs
 from reports.metrics import (
     AGE_KEYS,
     AGE_RATE,
+    PAIRED_METRICS,
     RATES,
     age_counts,
     arm_pairs,
     benefit_share,
     bootstrap_tables,
     cell_rates,
-    paired_table,
+    paired_frame,
     per_task,
     per_task_mechanism,
     probe_flags,
@@ -72,21 +74,21 @@ def test_context_tokens_are_the_sum_of_prompt_tokens(tables):
 
 def test_paired_difference_and_memory_benefit(tables):
     data, table, _ = tables
-    paired = paired_table(data, table, arm_pairs(data.arms), ["group"], resamples=200)
+    rates = cell_rates(table, ["arm", "group"], resamples=200)
+    paired = paired_frame(rates, arm_pairs(data.arms), resamples=200)
     row = paired[(paired["arm"] == "amnesia") & (paired["reference"] == "full-memory")]
     harmful = row[(row["group"] == "harmful") & (row["metric"] == "success_rate")].iloc[0]
-    assert (
-        harmful["diff"] == 1.0 and harmful["mcnemar_only_arm"] == 2 and harmful["mcnemar_only_reference"] == 0
-    )
-    # Two tasks, both better: p = 0.5 exactly (2 of the 4 swaps are as extreme), so not significant.
-    assert harmful["p_value"] == 0.5 and harmful["tasks_differ"] == 2 and not harmful["significant"]
-    # McNemar on the metric's own rows: stale errors of the harmful probes (full memory has 2, amnesia 0).
-    stale = row[(row["group"] == "harmful") & (row["metric"] == "stale_error_rate")].iloc[0]
-    assert (stale["mcnemar_only_arm"], stale["mcnemar_only_reference"]) == (0, 2)
-    rates = cell_rates(table, ["arm", "group"], resamples=200)
+    # Two tasks, both better: p = 0.5 exactly (2 of the 4 sign assignments are as extreme), not significant,
+    # and two tasks are too few for any interval.
+    assert harmful["diff"] == 1.0 and harmful["p_value"] == 0.5 and harmful["p_method"] == "exact"
+    assert harmful["tasks_differ"] == 2 and not harmful["significant"]
+    assert math.isnan(harmful["diff_lo"]) and math.isnan(harmful["diff_hi"])
+    # Stale errors: only the harmful tasks list stale values, so "all" compares those two tasks alone.
+    stale = row[(row["group"] == "all") & (row["metric"] == "stale_error_rate")].iloc[0]
+    assert stale["diff"] == -1.0 and stale["tasks"] == 2
     benefit = benefit_share(rates, "amnesia", "full-memory", "no-memory", "helpful")
-    assert benefit["full_benefit"] == 1.0
-    assert benefit["share"] == pytest.approx(2 / 3)
+    assert benefit["full_benefit"] == 1.0 and benefit["tasks"] == 2
+    assert benefit["share"] == pytest.approx(2 / 3) and benefit["share_missing"] == "n too small"
 
 
 def test_a_to_b_to_a_value_is_current_again():
@@ -234,48 +236,6 @@ def test_tables_made_with_shared_work_are_the_tables_made_alone(write_run, tmp_p
 
 
 @st.composite
-def _probe_rows(draw: st.DrawFn) -> pd.DataFrame:
-    """Probes of a few tasks answered by some of three arms; with `consistent`, a task's group and category
-    and a probe's mechanism are the same for every arm (as in a run), else drawn per row."""
-    consistent = draw(st.booleans())
-    labels = st.sampled_from(["a", "b"])
-    outcomes = st.sampled_from(["correct", "stale", "poisoned", "abstained"])
-    rows = []
-    for task in range(draw(st.integers(1, 4))):
-        group, category = draw(st.sampled_from(["helpful", "harmful"])), draw(labels)
-        for turn in range(draw(st.integers(1, 3))):
-            mechanism = draw(labels)
-            for arm in draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=1, max_size=3, unique=True)):
-                rows.append(
-                    {
-                        "run": 0, "task_id": f"t{task}", "session_index": 0, "turn_index": turn, "arm": arm,
-                        "group": group if consistent else draw(st.sampled_from(["helpful", "harmful"])),
-                        "category": category if consistent else draw(labels),
-                        "mechanism": mechanism if consistent else draw(labels),
-                        "classification": draw(outcomes),
-                        "stale": draw(st.sampled_from([[], ["old"]])),
-                        "poison": draw(st.sampled_from([[], ["bad"]])),
-                        "abstain": draw(st.booleans()),
-                    }
-                )  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-@settings(max_examples=100, deadline=None)
-@given(probes=_probe_rows(), others=st.sampled_from([[], ["group"], ["group", "category"], ["mechanism"]]))
-def test_mcnemar_tables_from_the_shared_probe_arrays_are_the_plain_ones(probes, others):
-    """The McNemar tests of a breakdown from the probe arrays a report makes once (`probe_events(probes)`)
-    are those of the arrays made for the breakdown (probes numbered with its keys), whether or not the keys
-    are labels of the probe."""
-    from reports.metrics import _mcnemar_table, probe_events
-
-    pairs = [("y", "x"), ("z", "x"), ("z", "y")]
-    plain = _mcnemar_table(probes, others, pairs, probe_events(probes, others))
-    assert _mcnemar_table(probes, others, pairs, probe_events(probes)) == plain
-    assert _mcnemar_table(probes, others, pairs) == plain
-
-
-@st.composite
 def _per_task_tables(draw: st.DrawFn) -> pd.DataFrame:
     """A per-task table (the counts of RATES) of a few tasks, some run by only some of three arms; counts,
     token counts or fractions, a task's denominators often the same for every arm (as when every arm
@@ -296,45 +256,38 @@ def _per_task_tables(draw: st.DrawFn) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(table=_per_task_tables(), seed=st.integers(0, 2**16))
-def test_paired_rows_are_the_plain_comparisons_of_the_tasks(table, seed):
-    """Each paired row (the sums of a comparison worked out once and handed to sign_flip_p) is the plain
-    comparison of its cell's tasks: the rates' difference, sign_flip_p of the arrays alone, the tasks
-    compared and the larger denominator, to the bit."""
-    from reports.metrics import paired_frame
-    from reports.stats import minimum_detectable, ratio, sign_flip_p
+def test_paired_rows_are_the_comparisons_of_the_tasks_both_arms_ran(table, seed):
+    """Each paired row is stats.paired_difference of its cell's tasks that both arms ran (a rate bounded
+    to [-1, 1], a per-task mean not), and a comparison without an observation on a side has no row."""
+    from reports.stats import paired_difference
 
-    rates = cell_rates(table, ["arm", "group"], resamples=120, seed=seed)
-    paired = paired_frame(rates, [("y", "x"), ("z", "x"), ("z", "y")], resamples=120, seed=seed)
+    rates = cell_rates(table, ["arm", "group"], resamples=50, seed=seed)
+    pairs = [("y", "x"), ("z", "x"), ("z", "y")]
+    paired = paired_frame(rates, pairs, resamples=120, seed=seed)
     wide = rates.wide
-    for row in paired.to_dict("records"):
-        num, den = RATES[row["metric"]]
-        part = wide.xs(row["group"], level="group")
-        a_den, b_den = part[(den, row["arm"])], part[(den, row["reference"])]
-        shared = (a_den.notna() & b_den.notna()).to_numpy()
-        a_num, b_num = (
-            part[(num, row["arm"])].to_numpy()[shared],
-            part[(num, row["reference"])].to_numpy()[shared],
-        )
-        a_den, b_den = a_den.to_numpy()[shared], b_den.to_numpy()[shared]
-        p_value, differ = sign_flip_p(a_num, a_den, b_num, b_den, 120, seed)
-        diff = float(ratio(a_num.sum(), a_den.sum()) - ratio(b_num.sum(), b_den.sum()))
-        assert (row["diff"], row["tasks"], row["tasks_differ"]) == (diff, shared.sum(), differ)
-        assert math.isnan(row["p_value"]) if math.isnan(p_value) else row["p_value"] == p_value
-        # the MDE of the row's SE and of the larger denominator
-        mde = minimum_detectable(_se_of(rates, row), max(a_den.sum(), b_den.sum()))
-        assert row["mde"] == mde or (math.isnan(row["mde"]) and math.isnan(mde))
-
-
-def _se_of(rates, row) -> float:
-    """The bootstrap SE of a paired row's difference, from its two cells' resamples."""
-    import numpy as np
-
-    first, second = (rates.index(arm=arm, group=row["group"]) for arm in (row["arm"], row["reference"]))
-    samples = rates.samples[row["metric"]][:, first] - rates.samples[row["metric"]][:, second]
-    finite = samples[np.isfinite(samples)]
-    return float(np.std(finite)) if len(finite) else float("nan")
+    found_rows = {(r["arm"], r["reference"], r["group"], r["metric"]): r for r in paired.to_dict("records")}
+    expected = {}
+    for group in wide.index.get_level_values("group").unique():
+        part = wide.xs(group, level="group")
+        for arm, reference in pairs:
+            for metric in PAIRED_METRICS:
+                num, den = RATES[metric]
+                if (den, arm) not in part.columns or (den, reference) not in part.columns:
+                    continue
+                shared = (part[(den, arm)].notna() & part[(den, reference)].notna()).to_numpy()
+                arrays = [part[(c, side)].to_numpy()[shared] for side in (arm, reference) for c in (num, den)]
+                found = paired_difference(*arrays, bounded=den != "tasks", resamples=120, seed=seed)
+                if found is not None:
+                    expected[(arm, reference, group, metric)] = found
+    assert found_rows.keys() == expected.keys()
+    for key, found in expected.items():
+        row = found_rows[key]
+        assert (row["diff"], row["p_value"], row["p_method"], row["tasks"], row["tasks_differ"]) == (
+            found.diff, found.p_value, found.p_method, found.tasks, found.tasks_differ)  # fmt: skip
+        interval = [row["diff_lo"], row["diff_hi"], row["mde"]]
+        assert np.array_equal(interval, [found.lo, found.hi, found.mde], equal_nan=True)
 
 
 @settings(max_examples=40, deadline=None)

@@ -1,4 +1,4 @@
-"""The task-clustered bootstrap, the sign-flip test and the significance rule."""
+"""The task-clustered bootstrap of rates and the significance rule (paired tests: test_paired_stats.py)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,10 @@ from reports.stats import (
     bootstrap_sums,
     cluster_keys,
     is_significant,
-    mcnemar,
-    paired_difference,
-    paired_from_columns,
-    paired_from_samples,
     percentile_ci,
     poisson_weights,
     ratio,
     ratio_cis,
-    sign_flip_p,
 )
 
 
@@ -119,113 +114,12 @@ def test_ci_contains_the_point_estimate_and_is_deterministic(cells, seed):
     assert first.lo - 1e-9 <= first.value <= first.hi + 1e-9
 
 
-def test_paired_difference_detects_a_real_effect_and_not_a_null_one():
-    rng = np.random.default_rng(5)
-    den = np.full(80, 4.0)
-    base = rng.binomial(4, 0.5, 80).astype(float)
-    better = np.minimum(base + rng.binomial(1, 0.6, 80), 4)
-    effect = paired_difference(better, den, base, den, resamples=1000)
-    assert effect.lo > 0 and effect.p_value < 0.01 and effect.significant
-    null = paired_difference(base, den, base, den, resamples=1000)
-    assert null.diff == 0 and null.p_value == 1.0 and null.mde >= 1 / 320 and not null.significant
-
-
-def test_the_sign_flip_test_is_exact_for_few_differing_tasks():
-    # Two tasks, both better: 4 swaps, 2 as extreme as observed (all kept, all swapped): p = 1/2.
-    assert sign_flip_p([1, 1], [1, 1], [0, 0], [1, 1]) == (0.5, 2)
-    # Six tasks all better: the smallest two-sided p there is, 2/64.
-    assert sign_flip_p(np.ones(6), np.ones(6), np.zeros(6), np.ones(6)) == (2 / 64, 6)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(1, MIN_TASKS - 1), st.integers(0, 20), st.integers(0, 9))
-def test_fewer_differing_tasks_than_the_minimum_are_never_significant(differ, same, seed):
-    """Whatever the effect size, a comparison where fewer than MIN_TASKS tasks differ is not significant."""
-    ones = np.ones(differ + same)
-    better = np.concatenate([np.full(differ, 1.0), np.zeros(same)])
-    result = paired_difference(better, ones, np.zeros(differ + same), ones, resamples=200, seed=seed)
-    assert result.tasks_differ == differ and not result.significant
-
-
 def test_the_rule_needs_all_three_conditions():
     assert is_significant(0.01, 0.1, 0.3, MIN_TASKS)
     assert not is_significant(0.06, 0.1, 0.3, MIN_TASKS)  # p too large
     assert not is_significant(0.01, -0.1, 0.3, MIN_TASKS)  # CI includes 0
     assert not is_significant(0.01, 0.1, 0.3, MIN_TASKS - 1)  # too few tasks differ
     assert is_significant(0.01, -0.3, -0.1, MIN_TASKS)  # a loss is significant by the same rule
-
-
-def test_mcnemar_counts_discordant_pairs():
-    result = mcnemar([True, True, True, False, True], [False, False, False, False, True])
-    assert (result.only_a, result.only_b) == (3, 0)
-    assert result.p_value == 0.25
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.integers(1, 3000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
-def test_the_mcnemar_binomial_test_is_scipys(case):
-    from scipy import stats as scipy_stats
-
-    from reports.stats import binomial_test_half
-
-    k, n = case
-    assert binomial_test_half(k, n) == pytest.approx(scipy_stats.binomtest(k, n, 0.5).pvalue, rel=1e-9)
-
-
-@given(st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
-def test_the_mcnemar_binomial_test_is_the_exact_two_sided_tail(case):
-    from fractions import Fraction
-    from math import comb
-
-    from reports.stats import binomial_test_half
-
-    k, n = case
-    # Every outcome at most as likely as k: the definition of the two-sided exact test.
-    tail = sum(Fraction(comb(n, i), 2**n) for i in range(n + 1) if comb(n, i) <= comb(n, k))
-    assert binomial_test_half(k, n) == float(min(Fraction(1), tail))
-
-
-def test_the_normal_tails_are_scipys_to_the_last_bit():
-    from scipy import stats as scipy_stats
-
-    from reports.stats import POWER, _z_sum
-
-    rng = np.random.default_rng(3)
-    a_num, b_num = rng.binomial(3, 0.3, 400).astype(float), rng.binomial(3, 0.5, 400).astype(float)
-    den = np.full(400, 3.0)
-    p_value, differ = sign_flip_p(a_num, den, b_num, den)
-    assert differ > 200  # the normal approximation
-    pooled = (a_num.sum() + b_num.sum()) / (2 * den.sum())
-    contribution = (a_num - b_num)[a_num != b_num]
-    z = contribution.sum() / np.sqrt(np.sum(contribution**2))
-    assert pooled > 0 and p_value == float(2.0 * scipy_stats.norm.sf(abs(z)))
-    expected = scipy_stats.norm.ppf(1.0 - (1.0 - LEVEL) / 2.0) + scipy_stats.norm.ppf(POWER)
-    assert _z_sum(LEVEL, POWER) == expected
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    columns=st.integers(1, 6),
-    nan_share=st.sampled_from([0.0, 0.3, 1.0]),
-    seed=st.integers(0, 2**16),
-)
-def test_differences_computed_together_have_the_numbers_each_gets_alone(columns, nan_share, seed):
-    rng = np.random.default_rng(seed)
-    samples = rng.normal(size=(500, columns))
-    samples[rng.random(samples.shape) < nan_share * rng.random(columns)] = np.nan
-    diffs = list(rng.normal(size=columns))
-    p_values, differ = list(rng.random(columns)), list(rng.integers(0, 30, columns))
-    clusters, observations = list(rng.integers(1, 50, columns)), list(rng.integers(1, 200, columns) * 1.0)
-    together = paired_from_columns(diffs, samples, p_values, differ, clusters, observations)
-    for j, found in enumerate(together):
-        column = samples[:, j].copy()
-        alone = paired_from_samples(diffs[j], column, p_values[j], differ[j], clusters[j], observations[j])
-        assert np.array_equal(
-            np.array([found.diff, found.lo, found.hi, found.se, found.mde]),
-            np.array([alone.diff, alone.lo, alone.hi, alone.se, alone.mde]),
-            equal_nan=True,
-        )
-        assert found.significant == alone.significant
 
 
 @given(
@@ -259,66 +153,6 @@ def test_rates_of_arrays_are_the_plain_definition(num, den):
     assert found.shape == plain.shape
     # every bit, the NaNs and the signs of zeros too
     assert np.array_equal(found.view(np.uint64), plain.view(np.uint64))
-
-
-def _plain_sign_flip_p(num_a, den_a, num_b, den_b, resamples, seed):
-    """sign_flip_p's exact and random swaps the plain way: every assignment's null value, one by one."""
-    from reports.stats import _swaps
-
-    observed = float(ratio(num_a.sum(), den_a.sum()) - ratio(num_b.sum(), den_b.sum()))
-    differ = (num_a != num_b) | (den_a != den_b)
-    weights = _swaps(int(differ.sum()), resamples, seed)[0].astype(float)
-    extra = _swaps(int(differ.sum()), resamples, seed)[1]
-    moved_num, moved_den = weights @ (num_b - num_a)[differ], weights @ (den_b - den_a)[differ]
-    null = ratio(num_a.sum() + moved_num, den_a.sum() + moved_den) - ratio(
-        num_b.sum() - moved_num, den_b.sum() - moved_den
-    )
-    null = null[np.isfinite(null)]
-    return float((int(np.sum(np.abs(null) >= abs(observed) - 1e-12)) + extra) / (len(null) + extra))
-
-
-@st.composite
-def _paired_tasks(draw: st.DrawFn) -> tuple[np.ndarray, ...]:
-    """Two arms' numerators and denominators on up to 40 tasks (counts, tokens or fractions), the
-    denominators often equal."""
-    size = draw(st.integers(1, 40))
-    kind = draw(st.sampled_from(["counts", "tokens", "fractions"]))
-    values = {
-        "counts": st.integers(0, 4).map(float),
-        "tokens": st.integers(0, 5000).map(float),
-        "fractions": st.floats(0, 10),
-    }[kind]
-    column = st.lists(values, min_size=size, max_size=size).map(np.array)
-    num_a, num_b, den_a = draw(column), draw(column), draw(column) + 1.0
-    same = draw(st.integers(0, size))  # tasks where both arms agree
-    num_b[:same] = num_a[:same]
-    den_b = den_a.copy() if draw(st.booleans()) else draw(column) + 1.0
-    return num_a, den_a, num_b, den_b
-
-
-@settings(max_examples=300, deadline=None)
-@given(tasks=_paired_tasks(), seed=st.integers(0, 2**16))
-def test_the_sign_flip_p_value_is_the_plain_enumeration(tasks, seed):
-    """sign_flip_p counts the exact enumeration's assignments by the sum they move (when the differences
-    are integers with fewer possible sums than assignments): the p-value of the plain way, every
-    assignment one by one."""
-    p_value, differ = sign_flip_p(*tasks, resamples=300, seed=seed)
-    if 0 < differ <= 200:
-        assert p_value == _plain_sign_flip_p(*tasks, 300, seed)
-
-
-@given(st.lists(st.integers(-6, 6), max_size=10))
-def test_subset_sums_are_counted_as_the_subsets_say(values):
-    from collections import Counter
-    from itertools import product
-
-    from reports.stats import _subset_sum_counts
-
-    sums, counts = _subset_sum_counts(np.array(values, dtype=float))
-    plain = Counter(sum(v for v, chosen in zip(values, bits, strict=True) if chosen)
-                    for bits in product((0, 1), repeat=len(values)))  # fmt: skip
-    assert dict(zip(sums.tolist(), counts.tolist(), strict=True)) == plain
-    assert list(sums) == sorted(plain)
 
 
 @st.composite
@@ -361,15 +195,3 @@ def test_percentile_cis_are_each_columns_own_percentiles(table):
 
 # The tables hold a few infinities: numpy's percentile interpolation then takes inf - inf, the plain way as
 # ours, and warns (a report's rates reach infinity only on overflow).
-@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
-@settings(max_examples=200, deadline=None)
-@given(_resample_table())
-def test_paired_standard_errors_are_each_columns_own(table):
-    """paired_from_columns's SE of each difference: np.std of its column's finite resamples, to the bit."""
-    columns = table.shape[1]
-    found = paired_from_columns([0.0] * columns, table, [0.5] * columns, [1] * columns, [2] * columns,
-                                [10.0] * columns)  # fmt: skip
-    for j, difference in enumerate(found):
-        finite = table[:, j][np.isfinite(table[:, j])]
-        plain = float(np.std(finite)) if len(finite) else float("nan")
-        assert np.array([difference.se]).tobytes() == np.array([plain]).tobytes()
