@@ -1,7 +1,8 @@
 """`amnesia-bench compare RUN_A RUN_B`: both runs' summaries side by side and paired differences B − A.
 
 Pairing is by (arm, task id): the same arm name on the same task in both runs (e.g. two engine configs under
-the same arm name, or two models). Differences and CIs: cluster bootstrap over the shared tasks."""
+the same arm name, or two models), on the tasks both runs share only (the output says how many; two runs that
+share none are refused). Differences, intervals and p-values: stats.paired_difference over those tasks."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ import pandas as pd
 
 from reports.build import compute_tables
 from reports.logread import read_manifest
-from reports.metrics import PAIRED_METRICS, paired_between
+from reports.metrics import CLUSTER, PAIRED_METRICS, paired_between, summarise, task_overlap
 from reports.stats import DEFAULT_RESAMPLES
-from reports.wording import number, unit, verdict
+from reports.wording import interval_text, number, p_text, unit, verdict
 from tasks.errors import ReportInputError
 
 SHOWN = ("success_rate", "stale_error_rate", "poison_error_rate", "context_tokens")
@@ -75,6 +76,12 @@ def _chosen(values: list[str], wanted: Sequence[str], option: str) -> list[str]:
     return [value for value in values if not wanted or value in wanted]
 
 
+def _shared(frame: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a per-task table whose (arm, task) the other table also ran."""
+    both = pd.MultiIndex.from_frame(other[["arm", CLUSTER]])
+    return frame[pd.MultiIndex.from_frame(frame[["arm", CLUSTER]]).isin(both)]
+
+
 def compare_runs(
     run_a: Path,
     run_b: Path,
@@ -93,7 +100,11 @@ def compare_runs(
     kept_arms = _chosen(list(dict.fromkeys([*tables_a.data.arms, *tables_b.data.arms])), arms, "--arm")
     compared = _chosen(list(dict.fromkeys([*SHOWN, *PAIRED_METRICS])), metrics, "--metric")
     shown = [metric for metric in SHOWN if metric in compared] if not metrics else compared
-    side = tables_a.summary.merge(tables_b.summary, on=["arm", "group"], suffixes=("_a", "_b"), how="outer")
+    overlap = task_overlap(tables_a.per_task, tables_b.per_task)
+    # both sides summarised on the shared (arm, task) pairs only, as the paired differences are
+    summary_a = summarise(_shared(tables_a.per_task, tables_b.per_task), ["arm", "group"], resamples)
+    summary_b = summarise(_shared(tables_b.per_task, tables_a.per_task), ["arm", "group"], resamples)
+    side = summary_a.merge(summary_b, on=["arm", "group"], suffixes=("_a", "_b"), how="outer")
     side = side[side["arm"].isin(kept_arms)]
     paired = paired_between(tables_a.per_task, tables_b.per_task, resamples=resamples)
     paired = paired.rename(columns={"diff": "diff_b_minus_a"})
@@ -102,7 +113,7 @@ def compare_runs(
     lines = [f"# Compare A = `{run_a}` vs B = `{run_b}`", "", "Configuration A → B:", ""]
     differences = config_diff(read_manifest(Path(run_a)), read_manifest(Path(run_b)))
     lines += [f"- {line}" for line in differences] or ["- none (the same configuration)"]
-    lines.append("")
+    lines += ["", f"Paired on {overlap.words('A', 'B')}; every number below is on those tasks.", ""]
     header = ["arm", "group", *(f"{m} A → B" for m in shown)]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in side.iterrows():
@@ -111,7 +122,7 @@ def compare_runs(
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Paired differences B − A on shared tasks (95% task-clustered bootstrap CI, sign-flip p):",
+        "Paired differences B − A on those tasks (95% CI and p of the within-task sign-flip test):",
         "",
     ]
     lines += [
@@ -120,11 +131,10 @@ def compare_runs(
     ]
     for _, row in paired.iterrows():
         metric = row["metric"]
-        low, high = number(row["diff_lo"], metric), number(row["diff_hi"], metric)
-        diff = f"{number(row['diff_b_minus_a'], metric)} {unit(metric)} [{low}, {high}]"
+        diff = f"{number(row['diff_b_minus_a'], metric)} {unit(metric)} {interval_text(row, metric)}"
         tasks = f"{int(row['tasks'])} ({int(row['tasks_differ'])})"
         judged = verdict({**row.to_dict(), "diff": row["diff_b_minus_a"]})
-        cells = [row["arm"], row["group"], metric, diff, f"{row['p_value']:.3g}", tasks, judged]
+        cells = [row["arm"], row["group"], metric, diff, p_text(row), tasks, judged]
         lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
     table = side.merge(paired, on=["arm", "group"], how="left") if not paired.empty else side

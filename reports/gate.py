@@ -4,11 +4,14 @@ Absolute limits: `--max metric:arm:group=limit` (and `--min`); a limit on a cell
 judge, or inside the cell's 95% CI, passes or fails as written but says so in a NOTE line.
 
 Against a baseline (`--baseline` a run folder, its report folder or its `per_task.csv`), every metric of
-WORSE_DIRECTION (or the `--metric`s given) is compared **paired on the tasks both runs share**, per arm and
-group: the difference candidate − baseline, its task-clustered CI and sign-flip p. A worsening beyond
-`--tolerance` (rates: absolute; tokens: relative to the baseline) fails when it is significant
-(stats.is_significant) and is a NOTE when it is not. An arm, group or metric of the baseline that the
-candidate lacks fails. A passing check prints one PASS line.
+WORSE_DIRECTION (or the `--metric`s given) is compared **paired on the tasks both runs share** (the first
+line says how many), per arm and group: the difference candidate − baseline, its interval and sign-flip p.
+The gate is a one-sided test, so that a small sample can fail: a worsening beyond `--tolerance` (rates:
+absolute; tokens: relative to the baseline) fails when its one-sided p < `--alpha`, and any worsening beyond
+`--max-drop` (when given; same units) fails whatever its p; other worsenings are NOTE lines. The report's
+"significant" (two-sided, at least 10 differing tasks) is for claims, not alarms. An MDE line per arm and
+metric says how large a worsening the shared tasks could detect, so a pass on a small sample reads as what
+it is. An arm, group or metric of the baseline that the candidate lacks fails.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports.metrics import RATES, WORSE_DIRECTION, paired_between
-from reports.stats import DEFAULT_RESAMPLES, MIN_TASKS
-from reports.wording import describe_difference
+from reports.metrics import RATES, WORSE_DIRECTION, paired_between, task_overlap
+from reports.stats import ALPHA, DEFAULT_RESAMPLES, MIN_TASKS, format_p, one_sided_p
+from reports.wording import amount, describe_difference
 from tasks.errors import ReportInputError
 
 SPEC = re.compile(r"^(?P<metric>[a-z_]+):(?P<arm>[^:=]+):(?P<group>[^:=]+)=(?P<limit>[-+0-9.eE]+)$")
@@ -32,7 +35,12 @@ SPEC = re.compile(r"^(?P<metric>[a-z_]+):(?P<arm>[^:=]+):(?P<group>[^:=]+)=(?P<l
 class GateOutcome:
     violations: list[str] = field(default_factory=list)  # FAIL lines: exit 1 when any
     notes: list[str] = field(default_factory=list)  # NOTE lines: never fail
+    facts: list[str] = field(default_factory=list)  # what the baseline comparison rests on: tasks, MDEs
     passed: str = ""  # the one-line PASS summary (when nothing failed)
+
+    def lines(self) -> list[str]:
+        """Everything to print, in order: facts, notes, failures, then the PASS line."""
+        return [*self.facts, *self.notes, *self.violations, *([self.passed] if self.passed else [])]
 
 
 def _read_csv(path: Path, needed: set[str]) -> pd.DataFrame:
@@ -148,6 +156,14 @@ def _missing(
                 )
 
 
+def _baseline_mean(baseline: pd.DataFrame, metric: str, arm: str, group: str) -> float:
+    """The baseline's value of a per-task mean (tokens) for an arm and group: what relative limits scale."""
+    num, den = RATES[metric]
+    base = baseline[baseline["arm"] == arm]
+    base = base if group == "all" else base[base["group"] == group]
+    return float(base[num].sum() / max(base[den].sum(), 1.0))
+
+
 def compare_to_baseline(
     candidate: pd.DataFrame,
     baseline: pd.DataFrame,
@@ -155,35 +171,51 @@ def compare_to_baseline(
     tolerance: float,
     outcome: GateOutcome,
     resamples: int = DEFAULT_RESAMPLES,
+    alpha: float = ALPHA,
+    max_drop: float | None = None,
 ) -> int:
-    """Paired comparison per arm × group × metric; appends FAIL/NOTE lines; returns the comparisons made."""
+    """Paired comparison per arm × group × metric; appends fact, FAIL and NOTE lines; returns the
+    comparisons made."""
     _missing(candidate, baseline, metrics, outcome)
     paired = paired_between(baseline, candidate, ("group",), tuple(metrics), resamples)
     if paired.empty:
         if not outcome.violations:
             outcome.violations.append("FAIL no task is shared by the candidate and the baseline")
         return 0
-    for _, row in paired.iterrows():
-        metric = row["metric"]
+    outcome.facts.append(f"paired on {task_overlap(baseline, candidate).words()}")
+    detectable: dict[str, list[str]] = {}  # arm -> each metric's MDE on group "all"
+    for row in paired.to_dict("records"):
+        metric, arm, group = row["metric"], row["arm"], row["group"]
         direction = WORSE_DIRECTION[metric]
         worsening = row["diff"] * direction
-        num, den = RATES[metric]
-        if metric.endswith("_tokens"):
-            base = baseline[baseline["arm"] == row["arm"]]
-            base = base if row["group"] == "all" else base[base["group"] == row["group"]]
-            allowed = tolerance * float(base[num].sum() / max(base[den].sum(), 1.0))
-        else:
-            allowed = tolerance
-        where = f"{metric} arm={row['arm']} group={row['group']}"
+        scale = _baseline_mean(baseline, metric, arm, group) if metric.endswith("_tokens") else 1.0
+        allowed = tolerance * scale
+        one_sided = one_sided_p(row["p_value"], row["diff"], direction)
+        shown = format_p(one_sided, row["p_method"], row["p_resamples"])
+        p_words = f"one-sided p {shown}" if shown.startswith("<") else f"one-sided p = {shown}"
+        where = f"{metric} arm={arm} group={group}"
         said = describe_difference(row, "candidate", "baseline")
-        if worsening > allowed and row["significant"]:
-            outcome.violations.append(f"FAIL {where}: worse beyond tolerance {tolerance:g}: {said}")
+        if group == "all":
+            mde = "n too small" if pd.isna(row["mde"]) else amount(row["mde"], metric, signed=False)
+            detectable.setdefault(arm, []).append(f"{metric} {mde} ({int(row['tasks'])} tasks)")
+        if worsening > allowed and one_sided < alpha:
+            outcome.violations.append(
+                f"FAIL {where}: worse beyond tolerance {tolerance:g} ({p_words} < {alpha:g}): {said}"
+            )
+        elif max_drop is not None and worsening > max_drop * scale:
+            outcome.violations.append(f"FAIL {where}: worse by more than --max-drop {max_drop:g}: {said}")
         elif worsening > allowed:
             outcome.notes.append(
-                f"NOTE {where}: worse beyond tolerance {tolerance:g} but not failing: {said}"
+                f"NOTE {where}: worse beyond tolerance {tolerance:g} but not failing ({p_words} ≥ "
+                f"{alpha:g}): {said}"
             )
-        elif worsening > 0 and row["significant"]:
+        elif worsening > 0 and one_sided < alpha:
             outcome.notes.append(f"NOTE {where}: worse but within tolerance {tolerance:g}: {said}")
+    for arm, sizes in detectable.items():
+        outcome.facts.append(
+            f"MDE arm={arm} group=all (smallest difference detected with 80% power, two-sided 5%): "
+            + "; ".join(sizes)
+        )
     return len(paired)
 
 
@@ -195,10 +227,16 @@ def check(
     tolerance: float = 0.02,
     metrics: list[str] | None = None,
     resamples: int = DEFAULT_RESAMPLES,
+    alpha: float = ALPHA,
+    max_drop: float | None = None,
 ) -> GateOutcome:
     """Run every limit and the baseline comparison; `outcome.passed` is set when nothing failed."""
     if not maxima and not minima and baseline is None:
         raise ReportInputError("check: give at least one --max/--min limit or a --baseline")
+    if not 0 < alpha < 1:
+        raise ReportInputError(f"--alpha: {alpha:g} is not between 0 and 1")
+    if max_drop is not None and not max_drop >= 0:
+        raise ReportInputError(f"--max-drop: {max_drop:g} is negative")
     chosen = list(metrics) if metrics else list(WORSE_DIRECTION)
     for metric in chosen:
         if metric not in WORSE_DIRECTION:
@@ -213,11 +251,19 @@ def check(
         parts.append(f"{len(maxima) + len(minima)} limit(s) hold")
     if baseline is not None:
         compared = compare_to_baseline(
-            load_per_task(run), load_per_task(baseline), chosen, tolerance, outcome, resamples
+            load_per_task(run),
+            load_per_task(baseline),
+            chosen,
+            tolerance,
+            outcome,
+            resamples,
+            alpha,
+            max_drop,
         )
+        beyond = f"; none worse than --max-drop {max_drop:g}" if max_drop is not None else ""
         parts.append(
-            f"{compared} paired comparisons ({', '.join(chosen)}) with the baseline show no significant "
-            f"worsening beyond tolerance {tolerance:g}"
+            f"{compared} paired comparisons ({', '.join(chosen)}) with the baseline show no worsening beyond "
+            f"tolerance {tolerance:g} at one-sided p < {alpha:g}{beyond}"
         )
     if not outcome.violations:
         notes = f"; {len(outcome.notes)} note(s) above" if outcome.notes else ""

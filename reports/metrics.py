@@ -577,3 +577,24 @@ def paired_between(
     if paired.empty:
         return paired
     return paired.drop(columns=["arm", "reference"]).rename(columns={"bench_arm": "arm"})
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """How many tasks two per-task tables share (the tasks a paired comparison of them is made on)."""
+
+    shared: int  # task ids that both tables ran with at least one same arm
+    before: int  # task ids of the first table
+    after: int  # task ids of the second table
+
+    def words(self, first: str = "baseline", second: str = "candidate") -> str:
+        """'30 of 96 baseline tasks (candidate: 30 tasks)'."""
+        return f"{self.shared} of {self.before} {first} tasks ({second}: {self.after} tasks)"
+
+
+def task_overlap(before: pd.DataFrame, after: pd.DataFrame) -> Overlap:
+    """The tasks two per-task tables share: a task counts when both ran it with the same arm."""
+    pairs = set(zip(before["arm"], before[CLUSTER], strict=True)) & set(
+        zip(after["arm"], after[CLUSTER], strict=True)
+    )
+    return Overlap(len({task for _, task in pairs}), before[CLUSTER].nunique(), after[CLUSTER].nunique())

@@ -188,7 +188,23 @@ def test_compare_prints_side_by_side_and_paired_differences(run_dir, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert "Paired differences B − A" in result.output and "80.0% → 80.0%" in result.output
+    assert "Paired on 4 of 4 A tasks (B: 4 tasks)" in result.output
     assert (tmp_path / "compare.csv").exists()
+
+
+def _drop_group(run, group: str):
+    for log in run.glob(f"logs/*/{group}__*.jsonl"):
+        log.unlink()
+    return run
+
+
+def test_compare_pairs_only_the_shared_tasks_and_says_how_many(run_dir, tmp_path):
+    helpful_only = _drop_group(_copy(run_dir, tmp_path, "helpful-only"), "harmful")
+    result = runner.invoke(app, ["compare", str(run_dir), str(helpful_only)])
+    assert result.exit_code == 0, result.output
+    assert "Paired on 2 of 4 A tasks (B: 2 tasks)" in result.output
+    # both sides on the shared (helpful) tasks: amnesia's success there is 2 of 3 probes on either side
+    assert "| amnesia | all | 66.7% → 66.7%" in result.output and "| amnesia | harmful" not in result.output
 
 
 def test_a_run_with_no_stale_probes_still_gets_a_whole_report(
