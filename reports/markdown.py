@@ -12,7 +12,7 @@ import pandas as pd
 from reports.coverage import limit_note
 from reports.fairness import oracle_lines
 from reports.logread import RunData
-from reports.metrics import PROBE_RATES
+from reports.metrics import FAILURE_RATES, PROBE_RATES
 from reports.stats import ALPHA, DEFAULT_RESAMPLES, EXACT_UP_TO, MIN_TASKS, MIN_TASKS_FOR_INTERVAL
 from reports.tooluse import tool_use_line
 from reports.wording import amount, describe_difference, interval_text, p_text
@@ -31,10 +31,15 @@ FIGURES = (
 )
 SUMMARY_COLUMNS = (
     ("success_rate", "success", True),
+    ("forgetting_aware_success", "forgetting-aware success", True),
     ("stale_error_rate", "stale-error", True),
     ("poison_error_rate", "poison-error", True),
     ("false_forgetting_rate", "false-forgetting", True),
     ("context_tokens", "context tokens/task", False),
+)
+# The failure codes (`tasks.failures`), each as a share of all probes.
+FAILURE_COLUMNS = tuple(
+    (rate, rate.removesuffix("_failure_rate").replace("_", "-"), True) for rate in FAILURE_RATES
 )
 # The model-free level (what reached the prompt), shown before the answers.
 EXPOSURE_COLUMNS = (
@@ -342,6 +347,13 @@ def render(tables: ReportTables, figures: list[str], resamples: int = DEFAULT_RE
         "",
         tool_use_line(data),
         "",
+        "## Failure codes by arm (share of all probes)",
+        "",
+        "What went wrong on each probe that is not correct, from its mechanism and classification "
+        "(docs/reports.md#failure-codes); a row's codes and its success add up to 100%.",
+        "",
+        table(tables.summary[tables.summary["group"] == "all"], ["arm"], FAILURE_COLUMNS),
+        "",
     ]
     if not tables.mechanisms.empty:
         lines += [
@@ -362,7 +374,7 @@ def render(tables: ReportTables, figures: list[str], resamples: int = DEFAULT_RE
         table(
             tables.categories[tables.categories["category"] != "all"],
             ["arm", "group", "category"],
-            SUMMARY_COLUMNS[:3],
+            [c for c in SUMMARY_COLUMNS if c[0] in ("success_rate", "stale_error_rate", "poison_error_rate")],
         ),
         "",
         "## Paired differences by group",

@@ -30,11 +30,20 @@ from reports.stats import (
     ratio_interval,
 )
 from tasks.exposure import KINDS
+from tasks.failures import FAILURE_CODES, INVALIDATED_CODES, failure_code
 
 CLUSTER = "task_id"
+# failure code -> the per-task count of probes that got it (`tasks.failures`)
+FAILURE_COUNTS = {code: "failures_" + code.replace("-", "_") for code in FAILURE_CODES}
+# failure code -> its rate: probes with that code / probes
+FAILURE_RATES: dict[str, tuple[str, str]] = {
+    code.replace("-", "_") + "_failure_rate": (count, "probes") for code, count in FAILURE_COUNTS.items()
+}
 # metric -> (numerator column, denominator column) of the per-task table
 RATES: dict[str, tuple[str, str]] = {
     "success_rate": ("correct", "probes"),
+    # (correct - answers that relied on invalidated memory) / probes: docs/reports.md
+    "forgetting_aware_success": ("forgetting_aware_score", "probes"),
     "stale_error_rate": ("stale_errors", "stale_probes"),
     "poison_error_rate": ("poison_errors", "poison_probes"),
     "abstention_rate": ("abstained", "probes"),
@@ -47,10 +56,12 @@ RATES: dict[str, tuple[str, str]] = {
     "injected_tokens": ("injected_tokens", "tasks"),
     "steps": ("model_calls", "tasks"),
     "wall_seconds": ("wall_seconds", "tasks"),
+    **FAILURE_RATES,
 }
 # The rates a probe decides on its own (the only ones a per-mechanism breakdown can give).
 PROBE_RATES = (
     "success_rate",
+    "forgetting_aware_success",
     "stale_error_rate",
     "poison_error_rate",
     "abstention_rate",
@@ -102,9 +113,19 @@ def probe_flags(probes: pd.DataFrame) -> pd.DataFrame:
     known = np.array([found is not None for found in dicts], dtype=bool)
     held = {kind: np.array([bool(f and f.get(kind)) for f in dicts], dtype=bool) for kind in KINDS}
     eligible = (probes["group"] == "helpful") & ~probes["abstain"].astype(bool) if len(probes) else has_stale
+    mechanisms = probes["mechanism"] if "mechanism" in probes.columns else pd.Series("", probes.index)
+    failures = pd.Series(
+        [failure_code(m, c) for m, c in zip(mechanisms.tolist(), cls.tolist(), strict=True)],
+        index=probes.index,
+        dtype=object,
+    )
+    invalidated = failures.isin(INVALIDATED_CODES)
     return probes.assign(
         probe=True,
         correct=cls == "correct",
+        failure=failures,
+        forgetting_aware_score=(cls == "correct").astype(float) - invalidated.astype(float),
+        **{count: failures == code for code, count in FAILURE_COUNTS.items()},
         stale_probes=has_stale,
         stale_errors=has_stale & (cls == "stale"),
         poison_probes=has_poison,
@@ -121,8 +142,9 @@ def probe_flags(probes: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-_PROBE_COUNTS = ["correct", "stale_probes", "stale_errors", "poison_probes", "poison_errors", "abstained",
-                 "ff_eligible", "false_forgets", "expect_probes", "expected_exposed", "stale_exposure_probes",
+_PROBE_COUNTS = ["correct", "forgetting_aware_score", *FAILURE_COUNTS.values(), "stale_probes",
+                 "stale_errors", "poison_probes", "poison_errors", "abstained", "ff_eligible",
+                 "false_forgets", "expect_probes", "expected_exposed", "stale_exposure_probes",
                  "stale_exposed", "poison_exposure_probes", "poison_exposed"]  # fmt: skip
 _LABELS = ("group", "category", "lang", "model")
 

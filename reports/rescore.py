@@ -21,6 +21,7 @@ from typing import Any
 from reports.logread import load_runs
 from reports.staging import staged_folder
 from tasks.errors import ReportInputError
+from tasks.failures import failure_code
 from tasks.scoring import classify
 from tasks.spec import ProbeSpec
 
@@ -64,6 +65,10 @@ def _rescore_line(
         return line, True, False
     record.setdefault("original_classification", record["classification"])
     record["classification"], record["matched"] = classification, matched
+    record.pop("failure", None)  # worked out again from the new classification (absent when correct)
+    failure = failure_code(record.get("mechanism"), classification)
+    if failure is not None:
+        record["failure"] = failure
     return json.dumps(record, ensure_ascii=False), True, classification != record["original_classification"]
 
 

@@ -28,6 +28,7 @@ from runners.judging import judge_fields, judge_model
 from runners.toolloop import ToolInvocation, ToolRound, run_tool_loop
 from tasks.errors import BadInput, HarnessError
 from tasks.exposure import exposed_values
+from tasks.failures import failure_code
 from tasks.logschema import (
     InjectionRecord,
     LogWriter,
@@ -314,6 +315,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                             exposed=exposed_values(
                                 messages, turn.probe.expect, turn.probe.stale, turn.probe.poison
                             ),
+                            failure=failure_code(turn.probe.mechanism, classification),
                             **judged,
                         )
                     )

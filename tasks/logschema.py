@@ -34,6 +34,7 @@ from typing import Any, ClassVar, NamedTuple, TextIO
 from amnesia.clock import Clock
 from tasks.errors import ReportInputError
 from tasks.exposure import TurnPrompts
+from tasks.failures import failure_code
 
 LOG_FORMAT_VERSION = 1
 READABLE_VERSIONS = (1,)
@@ -262,6 +263,9 @@ class ProbeRecord(Record):
     judge: str | None = omit_default()
     judge_model: str | None = omit_default()
     judge_response: str | None = omit_default()
+    # the failure code (`tasks.failures.failure_code` of mechanism and classification; None when correct);
+    # the reader fills it in for a probe line written before it was logged
+    failure: str | None = omit_default()
 
 
 @dataclass(kw_only=True)
@@ -742,6 +746,8 @@ def _checked(record: dict[str, Any], path: Path, number: int) -> dict[str, Any]:
     for field in filled:
         if field.name not in record:
             record[field.name] = _default_of(field)
+    if kind == ProbeRecord.TYPE and "failure" not in record:
+        record["failure"] = failure_code(record.get("mechanism"), record["classification"])
     return record
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from amnesia.clock import SimulatedClock
 from tasks.errors import ReportInputError
+from tasks.failures import failure_code
 from tasks.logschema import (
     RECORD_TYPES,
     LogWriter,
@@ -64,6 +65,7 @@ def test_written_records_read_back_as_the_same_typed_records(
             abstain=False,
             answer=answer,
             classification=classification,
+            failure=failure_code("", classification),  # as the runner writes it
         ),
         TaskEnd(probes=1, model_calls=1, wall_seconds=0.5),
     ]

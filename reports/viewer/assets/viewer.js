@@ -478,6 +478,7 @@
         return el("div", { className: "event probe probe-" + r.classification, "data-classification": r.classification },
           el("div", null, el("span", { className: "kind", text: "probe" }), badge(r.classification),
             r.mechanism ? el("span", { className: "mechanism", text: r.mechanism }) : null,
+            r.failure ? el("span", { className: "failure", title: "failure code (docs/reports.md)", text: "failure: " + r.failure }) : null,
             r.fact_changed_at !== null && r.fact_changed_at !== undefined
               ? el("span", { className: "facts", text: "fact last written at " + duration(r.fact_changed_at) }) : null),
           el("div", null, r.expect.length ? valueList("expect", r.expect, matched.expect) : null,
