@@ -22,6 +22,7 @@ import yaml
 from amnesia.durations import parse_duration
 from amnesia.tokens import has_cjk
 from tasks.errors import TaskSetError
+from tasks.scoring import find_mentions
 from tasks.spec import (
     MECHANISMS,
     NEVER,
@@ -560,11 +561,19 @@ class _FileReader:
             forget = self._specs(fields.get("forget"), f"{where}.forget", self._forget)
             probe = self._probe(fields["probe"], f"{where}.probe") if "probe" in fields else None
             events = self._specs(fields.get("tool_events"), f"{where}.tool_events", self._tool_event)
+            if probe is not None and user is not None and probe.mechanism == "false-premise":
+                self._check_premise(fields["probe"], f"{where}.probe", probe, user)
             if user is not None:
                 turns.append(
                     Turn(user=user, remember=remember, forget=forget, probe=probe, tool_events=events)
                 )
         return tuple(turns)
+
+    def _check_premise(self, node: yaml.Node, field: str, probe: ProbeSpec, question: str) -> None:
+        """A false-premise probe's question presupposes a stale value: it must name one (the scorer reads
+        the stale values the question names as the premise)."""
+        if not find_mentions(question, probe.stale):
+            self._fail(node, f"{field}.stale", "a false-premise question must name one of its stale values")
 
     def _specs(self, node: yaml.Node | None, field: str, build: Any) -> tuple[Any, ...]:
         if node is None:

@@ -79,7 +79,7 @@ _LATIN_NEGATION = re.compile(
     r"|\b(?:switched|changed|moved|replaced|upgraded|migrated|renamed|took\s+over|taking\s+over|handed\s+over"
     r"|up|down|raised|lowered|increased|decreased|bumped|reduced|cut|went|came|away|back)\s+(?:away\s+)?from"
     r"|\b(?:moved|switched|migrated|came|got)\s+off|\b(?:dropped|retired|ditched|abandoned|scrapped|deprecated"
-    rf"|stopped\s+using|got\s+rid\s+of|phased\s+out|left)(?:\s+the)?){_GAP}?)\s*$",
+    rf"|stopped\s+using|got\s+rid\s+of|phased\s+out|left|sold|moved\s+out\s+of)(?:\s+the)?){_GAP}?)\s*$",
     re.IGNORECASE,
 )
 # "from X to Y": X is the old value when the clause goes on to a new one.
@@ -90,7 +90,7 @@ _ARROW_AFTER = re.compile(r"^\s*(?:→|->|=>|⟶|➔|➜|⇒|—>|-->)")
 # ("以前"/"之前" only open a clause: after a time, "周五之前" is "before Friday", a deadline.)
 _CJK_NEGATION = re.compile(
     r"(?:已经不是|不再是|而不是|不是|不再|并非|而非|没有|以前是|原来是|之前是|曾经是|以前在|之前在|原来在"
-    r"|原先是|原先在|曾是|曾在|从前是|旧的是|不在|不用)\s*\S{0,2}$"
+    r"|原先是|原先在|曾是|曾在|从前是|旧的是|不在|不用|搬出|搬离|卖了|卖掉了)\s*\S{0,2}$"
     r"|(?:原来|原先|本来|曾经|过去|从前|上周|上个月|去年)\S{0,3}$|^\s*(?:以前|之前)\S{0,3}$"
     r"|(?:别信|不要信|别相信|不要相信|忽略|无视|不可信的?)\S{0,6}$|(?:不|没)$"
 )
@@ -587,7 +587,37 @@ def classify(
         return _abstain_classification(answer, probe, question, mentions, echoes, matched)
     if is_abstention(answer):
         return "abstained", matched
+    if probe.mechanism == "false-premise" and question:
+        return _premise_classification(answer, probe, question, mentions, echoes, matched)
     return "wrong", matched
+
+
+# Says the question's premise no longer holds without naming a value: "Standup was moved", "that changed".
+_PREMISE_REJECTED = re.compile(
+    r"\b(?:was|were|has\s+been|have\s+been|got)\s+(?:moved|changed|switched|replaced|rescheduled|reassigned)\b"
+    r"|\b(?:has|have)\s+(?:changed|moved)\b|\bpremise\b|\bnot\s+any\s?more\b|\bno\s+longer\b"
+    r"|已经?(?:换|改|变|调|搬)了?|早就(?:换|改|变|搬)|不再",
+    re.IGNORECASE,
+)
+
+
+def _premise_classification(
+    answer: str,
+    probe: ProbeSpec,
+    question: str,
+    mentions: list[Mention],
+    echoes: set[Mention],
+    matched: dict[str, list[str]],
+) -> tuple[Classification, dict[str, list[str]]]:
+    """A false-premise probe's answer that asserts no value and does not abstain: its premise is the stale
+    values the question names. Saying the premise no longer holds (a negated stale value, "that changed")
+    corrects it; anything else goes along with it, which is a stale answer even though no stale value is
+    repeated ("Sure, book 9:00.")."""
+    rejected = any(m.negated and m not in echoes for m in mentions)
+    if rejected or _says_lapsed(answer) or _PREMISE_REJECTED.search(answer):
+        return "correct", matched
+    premise = {m.value for m in find_mentions(unicodedata.normalize("NFKC", question), probe.stale)}
+    return "stale", {**matched, "stale": [value for value in probe.stale if value in premise]}
 
 
 def _abstain_classification(

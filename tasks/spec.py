@@ -25,7 +25,10 @@ MECHANISMS: dict[str, str] = {
     "lapsed-constraint": "a time-bound rule or plan ended (or was cancelled) and nothing replaced it",
     "untrusted-source": "a tool output or web page (source: auto) tries to override what the user said",
     "scratch-scope": "a sub-agent's session-scoped scratch value must not reach the main agent",
-    "user-deleted": "the user asked to forget a memory; it must not come back",
+    "user-deleted": "the user asked to forget a memory; neither it nor anything derived from it comes back",
+    "implicit-change": "a later turn makes an earlier memory false without saying so (no key, no hint)",
+    "false-premise": "the question presupposes a stale value; a correct answer corrects the premise",
+    "cascade": "a changed fact invalidates a dependent fact that was stored separately",
 }
 
 

@@ -15,14 +15,16 @@ def _probe_values_written_before_and_not_asked(task: Task) -> None:
     """Every candidate value of a probe was written to memory earlier in the task — in a remember spec or
     in the output of one of the agent's tool calls (`tool_events`), which memory systems may capture —
     and the question itself does not contain it (so the scripted model can only answer from what its
-    memory shows)."""
+    memory shows), except the stale values a false-premise question presupposes (the scripted model does
+    not read the question)."""
     written: list[str] = []
     for session in task.sessions:
         for turn in session.turns:
             if turn.probe is not None:
                 for value in turn.probe.candidates:
                     assert any(find_mentions(content, [value]) for content in written), (task.id, value)
-                    assert not find_mentions(turn.user, [value]), (task.id, value)
+                    premise = turn.probe.mechanism == "false-premise" and value in turn.probe.stale
+                    assert premise or not find_mentions(turn.user, [value]), (task.id, value)
             written.extend(spec.content for spec in turn.remember)
             written.extend(f"{event.arguments} {event.output}" for event in turn.tool_events)
 

@@ -25,6 +25,10 @@ CATEGORIES = {
         "short-ttl-lasting-fact",
         "missing-ttl-lasting-fact",
         "old-memory-only-source",
+        # the new mechanisms where memory is needed at all (issue 31): no memory cannot answer
+        "implicit-change-recall",
+        "false-premise-recall",
+        "cascade-recall",
     },
     "harmful": {
         "fact-change",
@@ -38,6 +42,12 @@ CATEGORIES = {
         "cancelled-plan-long-ttl",
         "early-change-unkeyed",
         "early-change-keyed",
+        # issue 31: a later turn invalidates a memory without saying so; a question presupposes the stale
+        # value; a change invalidates a dependent fact stored separately; a deletion must reach copies
+        "implicit-change",
+        "false-premise",
+        "cascade",
+        "deletion-derived",
     },
 }
 
