@@ -287,7 +287,11 @@ def separated_mechanisms(fates: list[ValueFate]) -> list[str]:
 def exact_gaps(fates: list[ValueFate]) -> list[ValueFate]:
     """Values whose probe sits on the arm's cut-off (within `EXACT_GAP_SECONDS` or `EXACT_GAP_SHARE` of the
     stored ttl, whichever is larger): moving the probe that little flips the value's side."""
-    return [f for f in fates if abs(f.gap) <= max(EXACT_GAP_SECONDS, EXACT_GAP_SHARE * f.ttl)]
+    return [
+        f
+        for f in fates
+        if math.isfinite(f.gap) and abs(f.gap) <= max(EXACT_GAP_SECONDS, EXACT_GAP_SHARE * f.ttl)
+    ]
 
 
 def fairness_summary(fates: list[ValueFate]) -> dict[str, Any]:

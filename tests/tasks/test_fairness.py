@@ -4,6 +4,7 @@ oracle set (fails), the shipped sets and a generated set (pass)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from tasks.fairness import (
 )
 from tasks.generate import generate
 from tasks.load import load_tasks
-from tasks.spec import ForgetSpec, ProbeSpec, RememberSpec, Session, Task, Turn
+from tasks.spec import NEVER, ForgetSpec, ProbeSpec, RememberSpec, Session, Task, Turn
 
 DAY = 86_400.0
 HOUR = 3600.0
@@ -145,6 +146,11 @@ def test_a_probe_on_the_cut_off_is_an_exact_gap() -> None:
     long = RememberSpec(content="The standup room is Juniper.", ttl=100 * DAY)  # tolerance: 1% of the ttl
     assert exact_gaps(value_fates([_task(long, 99.5 * DAY)], FLAT)) != []
     assert exact_gaps(value_fates([_task(long, 98.5 * DAY)], FLAT)) == []
+    never = RememberSpec(
+        content="The standup room is Juniper.", ttl=NEVER
+    )  # kept for good, no cut-off to sit on
+    assert [(f.kept, f.hidden_at) for f in value_fates([_task(never, 400 * DAY)], FLAT)] == [(True, math.inf)]
+    assert exact_gaps(value_fates([_task(never, 400 * DAY)], FLAT)) == []
 
 
 def _validate(path: Path, *extra: str):
