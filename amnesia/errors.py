@@ -18,12 +18,14 @@ class InvalidInput(AmnesiaError, ValueError):
 
 
 class SecretRefused(InvalidInput):
-    """The content looks like a credential; `rule` names the detector that fired (never the secret)."""
+    """A field of a write (`field`: content, key, tags or source_ref) looks like a credential; `rule` names
+    the detector that fired (never the secret)."""
 
-    def __init__(self, rule: str) -> None:
+    def __init__(self, rule: str, field: str = "content") -> None:
         self.rule = rule
+        self.field = field
         super().__init__(
-            f"content refused: it looks like a credential (rule: {rule}); keep secrets in a vault"
+            f"{field} refused: it looks like a credential (rule: {rule}); keep secrets in a vault"
         )
 
 

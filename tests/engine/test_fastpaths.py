@@ -80,15 +80,12 @@ def test_audit_entries_are_immutable_and_round_trip():
 
 
 def _secret_rule_by_every_rule(text: str) -> str | None:
-    """The slow way: every rule's regex in order, then the card check."""
+    """The slow way: every rule in order, then the card check."""
     from amnesia import safety
 
-    expected = next((rule.name for rule in safety.RULES if rule.pattern.search(text)), None)
-    if expected is None:
-        for match in safety._CARD.finditer(text):
-            digits = "".join(char for char in match.group() if char.isdigit())
-            if 13 <= len(digits) <= 19 and safety._luhn_ok(digits):
-                return "payment-card"
+    expected = next((rule.name for rule in safety.RULES if rule.fires(text)), None)
+    if expected is None and safety.find_card_number(text):
+        return "payment-card"
     return expected
 
 
@@ -177,7 +174,9 @@ def test_every_rule_s_matches_are_found_through_the_literal_shortcut(data):
 
     rule = data.draw(st.sampled_from(safety.RULES))
     text = data.draw(st.from_regex(rule.pattern))
-    assert safety.find_secret_rule(text) == _secret_rule_by_every_rule(text) is not None
+    found = safety.find_secret_rule(text)
+    assert found == _secret_rule_by_every_rule(text)
+    assert found is not None or rule.accept is not None  # a match counts unless the rule tests its value
 
 
 @settings(max_examples=400, deadline=None)
@@ -218,8 +217,9 @@ def test_the_dict_of_a_write_s_view_is_the_generic_one_of_its_fields():
         assert list(view.to_dict().items()) == list(expected.items())
 
 
-def test_no_secret_literal_holds_a_digit():
-    """find_secret_rule looks the literals up in ASCII text whose digits were all made "0"."""
+def test_every_secret_literal_is_written_folded():
+    """find_secret_rule looks the literals up in text lower-cased with its digits all made "0"."""
     from amnesia import safety
 
-    assert not any(char.isdigit() for needle in safety._NEEDLES for char in needle)
+    for needle in safety._NEEDLES:
+        assert needle == needle.lower() and not any(char.isdigit() and char != "0" for char in needle)
