@@ -74,6 +74,12 @@ def keyed_hasher(secret: bytes) -> Callable[[str], str]:
     return digest
 
 
+def key_hash(digest: Callable[[str], str], key: str) -> str:
+    """The audit's record of a subject key outside restorable mode: `key:` and the keyed hash of the key,
+    told apart from a content hash of the same text by the "\\0key\\0" it is hashed after."""
+    return "key:" + digest("\0key\0" + key)
+
+
 def content_hash(secret: bytes, content: str) -> str:
     """Keyed hash (hex HMAC-SHA256) of the content."""
     return keyed_hasher(secret)(content)
@@ -92,7 +98,7 @@ class AuditEntry(NamedTuple):
     workspace_id: str = "default"
     scope: str = "workspace"
     owner_id: str | None = None
-    key: str | None = None
+    key: str | None = None  # the subject key in restorable mode; else `key:<keyed hash>` (see key_hash)
     ttl: float | None = None
     content: str | None = None  # only in restorable mode
     restored_from: str | None = None  # for "restored": the forgotten item's id
@@ -206,6 +212,7 @@ class AuditWriter:
         # One tight comprehension of plain tuples: a sweep may audit tens of thousands of items at once.
         # Fields in AuditEntry order, restored_from None for a forget.
         digest, workspace, keep = self.hash, self.workspace_id, self.keep_content
+        key_of = self.key_for_audit
         return [
             (
                 item.id,
@@ -216,7 +223,7 @@ class AuditWriter:
                 workspace,
                 item.scope,
                 item.owner_id,
-                item.key,
+                None if item.key is None else key_of(item.key),
                 item.ttl,
                 item.content if keep else None,
                 None,
@@ -224,6 +231,12 @@ class AuditWriter:
             )
             for item, why, known in zip(items, reasons, hashes or [None] * len(items), strict=True)
         ]
+
+    def key_for_audit(self, key: str) -> str:
+        """What a forget entry records of the memory's subject key: the key itself in restorable mode (restore
+        writes it back), else its keyed hash like the content's, so that a key that named something the user
+        asked to forget is not left readable (`key_hash` recomputes it)."""
+        return key if self.keep_content else key_hash(self.hash, key)
 
     def restored(self, forgotten: AuditEntry, new_id: str, ttl: float | None, now: float) -> AuditEntry:
         """The entry recording that `forgotten` came back as `new_id` (hash only: its content is live)."""

@@ -171,6 +171,33 @@ def resolve_ttl(ttl: Any, pin: bool, config: Config) -> float | None:
     return seconds
 
 
+def refuse_secrets_beside_content(key: Any, tags: Any, source_ref: Any) -> None:
+    """The other text a write stores — its key, its tags and the strings of its source reference — is
+    scanned for credentials like its content (SecretRefused naming the field and the rule). A source
+    reference's entries are scanned as `name: value`, so `{"password": "hunter2!"}` reads as it would in
+    prose; it is walked without recursion (it may be nested deeply)."""
+    if isinstance(key, str):
+        refuse_secrets(key, "key")
+    if isinstance(tags, (str, list, tuple)):  # anything else is refused by normalize_tags
+        for tag in [tags] if isinstance(tags, str) else tags:
+            if isinstance(tag, str):
+                refuse_secrets(tag, "tags")
+    pending: list[Any] = [source_ref]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            for name, inner in value.items():
+                if isinstance(inner, (dict, list, tuple)):
+                    pending.append(inner)
+                refuse_secrets(
+                    f"{name}: {inner}" if isinstance(inner, (str, int, float)) else str(name), "source_ref"
+                )
+        elif isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif isinstance(value, str):
+            refuse_secrets(value, "source_ref")
+
+
 def new_item(
     config: Config,
     make_id: Callable[[], str],
@@ -224,6 +251,8 @@ def new_item(
         check_time("expires_at", expires_at)
     if source_ref is not None and not isinstance(source_ref, dict):
         raise InvalidInput("source_ref: expected a mapping")
+    if key is not None or tags or source_ref:
+        refuse_secrets_beside_content(key, tags, source_ref)
     item_id = make_id()
     # By position, in MemoryItem's field order (keywords cost 3x as much with 22 fields), and through the
     # generated __init__ itself: calling the class goes through type.__call__, which copies the 22 arguments
