@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from runners.models.envopts import public_url
 from tasks.errors import BadInput
 
 
@@ -22,7 +23,8 @@ def _describe_identity(identity: str) -> str:
         return "local"
     served = parsed.get("served_model")
     shown = ", ".join(served) if isinstance(served, list) else served
-    return f"{parsed['base_url']}" + (f" (serves {shown})" if shown else "")
+    # public_url: caches written before base URLs were stored without their credentials may hold them.
+    return public_url(str(parsed["base_url"])) + (f" (serves {shown})" if shown else "")
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from amnesia_bench.api import DEFAULT_ARMS, replicates, run_options
+from runners.models.envopts import public_url
 from tasks.errors import BadInput, TaskSetError
 
 GROUP_NAMES = ("helpful", "harmful", "mixed")
@@ -42,13 +43,17 @@ def _parse_seeds(value: str | None) -> list[int]:
 
 
 def _without_secrets(argv: list[str]) -> list[str]:
-    """argv for the manifest, with the --api-key value masked."""
+    """argv for the manifest, with the --api-key value masked and every URL (--base-url) stripped of its
+    credentials (`user:key@`, key query parameters)."""
     masked: list[str] = []
     for index, arg in enumerate(argv):
         if arg.startswith("--api-key="):
             arg = "--api-key=***"
         elif index > 0 and argv[index - 1] == "--api-key":
             arg = "***"
+        elif "://" in arg:
+            name, equals, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+            arg = name + equals + public_url(value)
         masked.append(arg)
     return masked
 

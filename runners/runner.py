@@ -239,7 +239,9 @@ def _prepare_fresh_folder(out: Path, overwrite: bool, rewritten: set[Path]) -> N
         _clear_logs(out / "logs", rewritten)
         for part in _RUN_PARTS[1:]:
             shutil.rmtree(out / part, ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
+    # A new run folder is its owner's only (0700); the files in it get the user's umask. A folder that
+    # exists keeps the mode its owner gave it.
+    out.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def _clear_logs(logs: Path, rewritten: set[Path]) -> None:

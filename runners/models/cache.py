@@ -11,6 +11,7 @@ lazily per process (the wrapper pickles without it). `amnesia-bench cache stats|
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -30,6 +31,14 @@ def default_cache_path() -> Path:
         return Path(os.environ[envopts.CACHE_PATH])
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "amnesia-bench" / "responses.sqlite3"
+
+
+def _create_private(path: Path) -> None:
+    """Make the cache file, if missing, readable by its owner only (0600, in a folder made 0700): it holds
+    every prompt and answer of the runs that used it. SQLite gives its -wal and -shm files the same mode."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 @runtime_checkable
@@ -80,7 +89,7 @@ class ResponseCache:
     def _connection(self) -> sqlite3.Connection:
         # A connection must not cross a fork: reopen in each process.
         if self._conn is None or self._pid != os.getpid():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
             conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(

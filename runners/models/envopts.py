@@ -8,8 +8,10 @@ The `run` command's flags (`--base-url`, `--api-key`, `--max-connections`, `--ti
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from tasks.errors import ModelConfigError
 
@@ -23,6 +25,35 @@ NO_CACHE = "AMNESIA_NO_CACHE"
 CACHE_EPOCH = "AMNESIA_CACHE_EPOCH"
 
 _T = TypeVar("_T", int, float)
+# Query parameters that carry a credential (Azure's `api-key`, Gemini's `key`, signed URLs' `sig`...).
+_SECRET_QUERY = re.compile(
+    r"(?:api[_-]?)?key|.*(?:token|secret|password|passwd|signature)|sig|auth|code", re.I
+)
+REDACTED = "REDACTED"
+
+
+def public_url(url: str) -> str:
+    """The URL as it may be stored or printed: without `user:password@` and with the values of credential
+    query parameters replaced by REDACTED. Anything that does not parse as a URL is returned as it is."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    if not parts.netloc:
+        return url
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address keeps its brackets
+        host = f"[{host}]"
+    netloc = host if port is None else f"{host}:{port}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(_SECRET_QUERY.fullmatch(name) for name, _ in pairs):
+            query = urlencode(
+                [(name, REDACTED if _SECRET_QUERY.fullmatch(name) else value) for name, value in pairs]
+            )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def env_number(name: str, kind: Callable[[str], _T]) -> _T | None:

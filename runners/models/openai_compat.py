@@ -44,6 +44,11 @@ class OpenAISettings:
     temperature: float = 0.0
     top_p: float = 1.0
 
+    @property
+    def public_base_url(self) -> str:
+        """The base URL as stored and printed (manifest, logs, cache, errors): without credentials."""
+        return envopts.public_url(self.base_url)
+
     @classmethod
     def from_env(
         cls,
@@ -104,7 +109,7 @@ class OpenAICompatModel:
         return {
             "adapter": "openai-compatible",
             "model": s.model,
-            "base_url": s.base_url,
+            "base_url": s.public_base_url,
             "temperature": s.temperature,
             "top_p": s.top_p,
             "timeout": s.timeout,
@@ -139,7 +144,7 @@ class OpenAICompatModel:
             return self._identity
 
     def _identity_from(self, listed: httpx.Response | None) -> dict[str, Any]:
-        return {"base_url": self.settings.base_url, "served_model": self._served_model(listed)}
+        return {"base_url": self.settings.public_base_url, "served_model": self._served_model(listed)}
 
     def _served_model(self, listed: httpx.Response | None) -> str | list[str] | None:
         """From the answer to `GET /models`: the requested id when the server lists it, else every id it
@@ -170,12 +175,12 @@ class OpenAICompatModel:
             listed = self._http().get("/models")
         except httpx.TransportError as exc:
             raise ModelCallError(
-                f"openai: {settings.base_url} unreachable ({type(exc).__name__}: {exc}); "
+                f"openai: {settings.public_base_url} unreachable ({type(exc).__name__}: {exc}); "
                 "is the server up and --base-url right?"
             ) from None
         if listed.status_code in (401, 403):
             raise ModelConfigError(
-                f"openai: {settings.base_url} refused the API key (HTTP {listed.status_code}): "
+                f"openai: {settings.public_base_url} refused the API key (HTTP {listed.status_code}): "
                 f"check --api-key or ${envopts.API_KEY}"
             )
         with self._identity_lock:
@@ -203,7 +208,7 @@ class OpenAICompatModel:
             return self._client
 
     def _post_with_retries(self, payload: dict[str, Any]) -> dict[str, Any]:
-        url = f"{self.settings.base_url}/chat/completions"
+        url = f"{self.settings.public_base_url}/chat/completions"
         attempts = self.settings.max_retries + 1
         last_problem = ""
         for attempt in range(attempts):
@@ -297,8 +302,11 @@ def _snippet(text: str, limit: int = 200) -> str:
 
 def catalogue() -> list[tuple[str, str]]:
     """(spec, what it is) for `amnesia-bench list models`."""
+    configured = os.environ.get(envopts.BASE_URL)
     endpoint = (
-        os.environ.get(envopts.BASE_URL) or f"{DEFAULT_BASE_URL} (set --base-url or ${envopts.BASE_URL})"
+        envopts.public_url(configured)
+        if configured
+        else f"{DEFAULT_BASE_URL} (set --base-url or ${envopts.BASE_URL})"
     )
     return [("openai/<model id>", f"any OpenAI-compatible chat-completions endpoint, here {endpoint}")]
 
