@@ -10,7 +10,8 @@ The key of a store is found, in this order:
 
 The database keeps only its store id and a check value (an HMAC of a fixed text under the key), so opening it
 with the wrong key or without its key fails with a one-line error instead of answering every `verify` with
-"never forgotten". Errors name the variable or file, never the key.
+"never forgotten". Errors name the variable or file, never the key. A key file that its group or others may
+read is used, with one warning line on stderr (once per file and process) naming it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -82,7 +85,27 @@ def read_key(path: Path) -> bytes:
         ) from None
     except (OSError, UnicodeDecodeError) as error:
         raise InvalidInput(f"audit key: cannot read {shown(path)} ({error.__class__.__name__})") from None
-    return _parse(text, shown(path))
+    key = _parse(text, shown(path))
+    _warn_if_exposed(path)
+    return key
+
+
+_WARNED: set[str] = set()  # the exposed key files warned about in this process
+
+
+def _warn_if_exposed(path: Path) -> None:
+    """One stderr line, once per file and process, when the key file's group or others may read or write
+    it: whoever reads it can test guesses of forgotten content against the audit's hashes."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return
+    if mode & 0o077 and str(path) not in _WARNED:
+        _WARNED.add(str(path))
+        print(
+            f"warning: audit key: {shown(path)} is open to its group or others (mode {mode:04o}); chmod 600 it",
+            file=sys.stderr,
+        )
 
 
 def write_key(path: Path, key: bytes) -> None:

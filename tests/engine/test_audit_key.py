@@ -175,3 +175,29 @@ def test_in_memory_stores_keep_an_in_process_key(config_home: Path) -> None:
     engine.forget(engine.remember(FORGOTTEN, ttl="1d").id)
     assert len(engine.verify(FORGOTTEN)) == 1
     assert not any(config_home.rglob("*"))
+
+
+def test_a_key_file_others_may_read_is_used_with_one_warning_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key_file = tmp_path / "shared.key"
+    key_file.write_text("ab" * 32 + "\n")
+    key_file.chmod(0o644)
+    monkeypatch.setenv("AMNESIA_AUDIT_KEY_FILE", str(key_file))
+    for name in ("one.db", "two.db", "one.db"):  # three opens, two stores: one warning
+        engine = remember_and_forget(SQLiteStore(tmp_path / name))
+        assert engine.store.secret == bytes.fromhex("ab" * 32)
+        engine.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"warning: audit key: {key_file} is open to its group or others (mode 0644); chmod 600 it"
+    ]
+
+
+def test_a_private_key_file_gives_no_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key_file = tmp_path / "private.key"
+    monkeypatch.setenv("AMNESIA_AUDIT_KEY_FILE", str(key_file))
+    remember_and_forget(SQLiteStore(tmp_path / "memory.db")).close()
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and capsys.readouterr().err == ""
