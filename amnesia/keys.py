@@ -103,7 +103,8 @@ def _warn_if_exposed(path: Path) -> None:
     if mode & 0o077 and str(path) not in _WARNED:
         _WARNED.add(str(path))
         print(
-            f"warning: audit key: {shown(path)} is open to its group or others (mode {mode:04o}); chmod 600 it",
+            f"warning: audit key: {shown(path)} is open to its group or others (mode {mode:04o}); "
+            "chmod 600 it",
             file=sys.stderr,
         )
 
