@@ -116,6 +116,11 @@ def validate_item(item: MemoryItem, *, max_item_bytes: int) -> None:
     _check_fields(item, max_item_bytes, choices=True)
 
 
+def _check_size(size_bytes: int, max_item_bytes: int) -> None:
+    if size_bytes > max_item_bytes:
+        raise InvalidInput(f"content: {size_bytes} bytes exceeds max_item_bytes ({max_item_bytes})")
+
+
 def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool) -> None:
     """`validate_item`'s checks of a built item whose content is a string; `choices` False skips the kind,
     scope and source choices (`new_item` has checked them already)."""
@@ -123,8 +128,7 @@ def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool) -> No
         not item.content or item.content.isspace()
     ):  # nothing but whitespace: `not content.strip()`, less a copy
         raise InvalidInput("content: must be a non-empty string")
-    if item.size_bytes > max_item_bytes:
-        raise InvalidInput(f"content: {item.size_bytes} bytes exceeds max_item_bytes ({max_item_bytes})")
+    _check_size(item.size_bytes, max_item_bytes)
     if choices:
         check_choice("kind", item.kind, KINDS)
         check_choice("scope", item.scope, SCOPES)
@@ -230,6 +234,7 @@ def new_item(
             size_bytes = len(content.encode("utf-8"))
         except UnicodeEncodeError as error:  # lone surrogates: undecodable bytes smuggled into a str
             raise InvalidInput(f"content: not valid UTF-8 text (character {error.start})") from None
+    _check_size(size_bytes, config.max_item_bytes)  # before the scans, whose cost grows with the text
     refuse_secrets(content)
     if kind not in KINDS or source not in SOURCES or scope not in SCOPES:  # one test, not three calls
         check_choice("kind", kind, KINDS)
@@ -286,15 +291,14 @@ def new_item(
     # Most writes (workspace scope, no owner, key or deadline, a ttl) pass every check `_check_fields` makes,
     # and this test of what is known here says so without the call that reads the item back; any other write
     # gets the full checks and their errors. (`seconds`, when not None, is finite and positive: it passed the
-    # range test above or `resolve_ttl`, or is the Config's checked cap. A test: no item the checks refuse is
-    # returned.)
+    # range test above or `resolve_ttl`, or is the Config's checked cap; the size was checked before the
+    # credential scan. A test: no item the checks refuse is returned.)
     if (
         owner_id is None
         and key is None
         and expires_at is None
         and scope == "workspace"
         and seconds is not None
-        and size_bytes <= config.max_item_bytes
         and item.curve in CURVES
         and not content.isspace()
         and content

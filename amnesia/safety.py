@@ -192,6 +192,17 @@ def _url_password(match: re.Match[str]) -> bool:
     return not _is_placeholder(match["password"])
 
 
+_CURL = re.compile(r"\bcurl\b")
+
+
+def _curl_password(match: re.Match[str]) -> bool:
+    """`-u user:password` of a curl command: on the line of a `curl`, at most 200 characters after it (the
+    regex starts at `-u`, so a text of many `curl`s is not scanned again from each)."""
+    text, start = match.string, match.start()
+    line_start = max(text.rfind("\n", 0, start) + 1, start - 200)
+    return _CURL.search(text, line_start, start) is not None and _url_password(match)
+
+
 def _basic_credentials(match: re.Match[str]) -> bool:
     """Base64 that decodes to printable `user:password` (HTTP Basic, docker's config.json `auth`)."""
     blob = match["blob"]
@@ -359,15 +370,17 @@ RULES: tuple[SecretRule, ...] = (
     ),
     _rule(
         "url-password",
-        r"\b[a-z][a-z0-9+.\-]*://[^\s:/?#@]*:(?P<password>[^\s/?#@]+)@",
+        # Bounded scheme (and a start where no scheme letter precedes), so a long run of letters far from
+        # "://" is not scanned again from each of its positions.
+        r"(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]{0,30}://[^\s:/?#@]*:(?P<password>[^\s/?#@]+)@",
         "://",
         accept=_url_password,
     ),
     _rule(
         "password",
-        r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*[\"']?[^\s:\"']+:(?P<password>[^\s\"']{3,})",
+        r"\s(?:-u|--user)[ =]?[\"']?[^\s:\"']+:(?P<password>[^\s\"']{3,})",
         "curl",
-        accept=_url_password,
+        accept=_curl_password,
     ),
     _rule("password", r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+\S+", "pass"),
     _rule(
