@@ -11,19 +11,21 @@ strength`: what the strength order would inject is renewed), `-subject` (`supers
 unkeyed "<subject> is <value>" write retires the older statements of that subject) and `-text`
 (`expiry_from_text`: a memory whose text states its end, "until Friday", expires then).
 
-Part 1, per task set in --sets (e.g. the folders of `amnesia-bench generate --group mixed --n 150 --seed 5`):
-one run per budget with `amnesia` (strength order) and every candidate, scripted model, seed 0, and per
-candidate the probes whose injected block asserts a stale value that the strength order's block does not
-("brought back", as `relevance_harmful.py` counts them). Part 2, unless --no-locomo: LoCoMo imported under
-the ttl policies of `locomo_relevance.py`, every candidate and `retrieval` at each --locomo-budgets, evidence
-retention pooled over all questions (with no ttl the candidates run with `auto_expire: false`, as there).
-Prints both tables in markdown and, when both parts ran, each candidate's eligibility under docs/engine.md's
-pre-stated rule.
+The runs go through `amnesia-bench sweep` (amnesia_bench.sweep): the script writes each part's sweep file and
+the candidates' arm config into --out and runs them there (OUT/<part>.yaml, OUT/<part>/points/pNNN), then
+reads the point folders. Part 1, per task set in --sets (e.g. the folders of `amnesia-bench generate --group
+mixed --n 150 --seed 5`): a grid over the sets and budgets with `amnesia` (strength order) and every
+candidate, scripted model, seed 0, and per candidate the probes whose injected block asserts a stale value
+that the strength order's block does not ("brought back", as `relevance_harmful.py` counts them). Part 2,
+unless --no-locomo: LoCoMo imported under the ttl policies of docs/results-locomo/relevance-*.yaml, every
+candidate and `retrieval` at each --locomo-budgets, evidence retention pooled over all questions (with no
+ttl the candidates run with `auto_expire: false`, as there). Prints both tables in markdown and, when both
+parts ran, each candidate's eligibility under docs/engine.md's pre-stated rule.
 
     python benchmarks/relevance_frontier.py --sets /tmp/g/mixed-5 /tmp/g/harmful-5 --out /tmp/frontier
     python benchmarks/relevance_frontier.py --sets tasks/harmful --no-locomo --out /tmp/frontier-shipped
 
-Exits 0 (a measurement, not a gate: `relevance_harmful.py` and `locomo_relevance.py` are the gates).
+Exits 0 (a measurement, not a gate: `relevance_harmful.py` is the gate).
 """
 
 from __future__ import annotations
@@ -32,11 +34,23 @@ import argparse
 import sys
 from pathlib import Path
 
+import pandas as pd
 import yaml
-from locomo_relevance import FLOOR_BUDGET, FLOOR_SHARE, POLICIES, run_cells
 from relevance_harmful import BUDGETS, probe_outcomes
 
-from amnesia_bench.api import run
+from amnesia_bench.sweep import load_sweep, run_sweep
+from reports.evidence import evidence_table
+from reports.logread import load_runs
+from tasks.importers.common import parse_ttl_policy
+from tasks.importers.locomo import import_locomo
+
+# LoCoMo's written-ttl policies, as in docs/results-locomo/relevance-*.yaml (none: no ttl, so the candidates
+# run with `auto_expire: false`)
+POLICIES = {"none": "none", "30 days": "fixed:30d", "by kind": "by-kind:fact=90d,episode=14d"}
+# The eligibility floor (docs/engine.md): at FLOOR_BUDGET tokens with no ttl, a candidate keeps at least
+# FLOOR_SHARE of `retrieval`'s evidence retention.
+FLOOR_SHARE = 0.95
+FLOOR_BUDGET = 2000
 
 DEMOTE = {"relevance_duplicates": "demote"}
 RENEW_BY_STRENGTH = {"relevance_renewal": "strength"}
@@ -88,49 +102,78 @@ def arm_entries(names: list[str], extra: dict[str, object]) -> dict[str, dict[st
     }
 
 
-def arm_config(folder: Path, names: list[str]) -> Path:
-    """An arm-config file defining each candidate (`arm_entries`)."""
-    path = folder / "arms.yaml"
-    path.write_text(yaml.safe_dump(arm_entries(names, {})), encoding="utf-8")
-    return path
+def sweep_points(out: Path, part: str, spec: dict[str, object], workers: int) -> dict[tuple[str, int], Path]:
+    """Run the sweep `spec` (a sweep file's fields) as OUT/<part>.yaml into OUT/<part>/ through
+    `amnesia-bench sweep`; returns (task path, budget) -> the point's run folder."""
+    path = out / f"{part}.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    sweep = load_sweep(path)
+    run_sweep(sweep, out / part, sweep.points, workers=workers)
+    return {
+        (str(point.options.get("tasks", spec.get("tasks"))), int(point.options["budget"])): out
+        / part
+        / "points"
+        / point.id
+        for point in sweep.points
+    }
 
 
-def run_without_report(
-    tasks: Path, arms: list[str], budget: int, folder: Path, workers: int, config: Path
-) -> None:
-    """Run `arms` on `tasks` at `budget` tokens into `folder`, logs only."""
-    run(tasks, arms, budget_tokens=budget, out=folder, workers=workers, arm_config=config, report=False)
+def arm_config(path: Path, names: list[str], extra: dict[str, object]) -> str:
+    """An arm-config file defining each candidate (`arm_entries`); its path as a string, for a sweep file."""
+    path.write_text(yaml.safe_dump(arm_entries(names, extra)), encoding="utf-8")
+    return str(path)
 
 
 def brought_back(sets: list[Path], budgets: list[int], names: list[str], out: Path, workers: int) -> dict:
     """{(candidate, set name): [brought back at each budget]}."""
-    config = arm_config(out, names)
+    spec = {
+        "arms": ["amnesia", *(f"rel-{name}" for name in names)],
+        "arm_config": arm_config(out / "arms.yaml", names, {}),
+        "grid": {"tasks": [str(tasks) for tasks in sets], "budget": budgets},
+    }
+    folders = sweep_points(out, "sets", spec, workers) if sets else {}
     counts: dict[tuple[str, str], list[int]] = {}
     for tasks in sets:
         for budget in budgets:
-            folder = out / f"{tasks.name}-{budget}"
-            arms = ["amnesia", *(f"rel-{name}" for name in names)]
-            run_without_report(tasks, arms, budget, folder, workers, config)
+            folder = folders[(str(tasks), budget)]
             strength = probe_outcomes(folder, "amnesia")
             for name in names:
                 relevance = probe_outcomes(folder, f"rel-{name}")
                 back = sum(relevance[p][1] and not strength[p][1] for p in strength)
                 counts.setdefault((name, tasks.name), []).append(back)
-            print(f"done: {tasks.name} at {budget} tokens", file=sys.stderr, flush=True)
     return counts
+
+
+def retention(run_dir: Path) -> pd.DataFrame:
+    """Evidence retention (injected share, CI) per arm over all questions of one run."""
+    table = evidence_table(load_runs([run_dir]))
+    return table[table["mechanism"] == "all"].set_index("arm")
 
 
 def locomo(
     data: Path, policies: list[str], budgets: list[int], names: list[str], out: Path, workers: int
 ) -> dict:
     """{(policy, budget): retention table indexed by arm}: `retrieval` and every candidate (with no ttl
-    the candidates run with `auto_expire: false`)."""
-
-    def arms_of(policy: str) -> tuple[list[str], dict[str, dict[str, object]]]:
-        extra: dict[str, object] = {"auto_expire": False} if policy == "none" else {}
-        return ["retrieval", *(f"rel-{name}" for name in names)], arm_entries(names, extra)
-
-    return run_cells(data, out, policies, budgets, arms_of, workers, prefix="locomo-")
+    the candidates run with `auto_expire: false`): one sweep with no ttl, one over the ttl'd task sets."""
+    arms = ["retrieval", *(f"rel-{name}" for name in names)]
+    tasks = {policy: out / f"locomo-tasks-{policy.replace(' ', '-')}" for policy in policies}
+    for policy, folder in tasks.items():
+        import_locomo(data, folder, parse_ttl_policy(POLICIES[policy]))
+    folders: dict[tuple[str, int], Path] = {}
+    if "none" in policies:
+        config = arm_config(out / "arms-none.yaml", names, {"auto_expire": False})
+        spec = {"tasks": str(tasks["none"]), "arms": arms, "arm_config": config, "grid": {"budget": budgets}}
+        folders |= sweep_points(out, "locomo-none", spec, workers)
+    ttl = [str(tasks[policy]) for policy in policies if policy != "none"]
+    if ttl:
+        config = arm_config(out / "arms.yaml", names, {})
+        spec = {"arms": arms, "arm_config": config, "grid": {"tasks": ttl, "budget": budgets}}
+        folders |= sweep_points(out, "locomo-ttl", spec, workers)
+    return {
+        (policy, budget): retention(folders[(str(tasks[policy]), budget)])
+        for policy in policies
+        for budget in budgets
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -191,6 +191,60 @@ def test_run_settings_in_the_grid_share_nothing_across_their_values(
     assert run_logs(out / "points" / "p000") == run_logs(by_hand)
 
 
+def test_on_an_imported_dataset_each_budget_shares_its_own_runs_and_reports_evidence_retention(
+    write_locomo, tmp_path: Path
+) -> None:
+    from reports.evidence import evidence_table
+    from reports.logread import load_runs
+    from tasks.importers.common import parse_ttl_policy
+    from tasks.importers.locomo import import_locomo
+
+    tasks = tmp_path / "tasks"
+    import_locomo(write_locomo(tmp_path / "in"), tasks, parse_ttl_policy("none"))
+    spec = {"tasks": str(tasks), "arms": ["full-memory", "amnesia"],
+            "grid": {"amnesia.ttl_policy": ["fixed:1d", "fixed:365d"], "budget": [60, 2000]}}  # fmt: skip
+    sweep_file = tmp_path / "sweep.yaml"
+    sweep_file.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    out = tmp_path / "sweep"
+    _cli("sweep", "run", str(sweep_file), "--out", str(out), "--no-progress")
+    holders = {path.parts[-4] for path in _logs(out, "full-memory") if not path.is_symlink()}
+    assert holders == {"p000", "p001"}  # once per budget (the points of the first ttl policy)
+    _cli("sweep", "report", str(out), "--resamples", "100")
+    table = pd.read_csv(out / "report" / "sweep.csv", keep_default_na=False)
+    shared = "all points"
+    assert list(zip(table["arm"], table["budget"], table["amnesia.ttl_policy"], strict=True)) == [
+        ("full-memory", 60, shared), ("amnesia", 60, "fixed:1d"), ("full-memory", 2000, shared),
+        ("amnesia", 2000, "fixed:1d"), ("amnesia", 60, "fixed:365d"), ("amnesia", 2000, "fixed:365d"),
+    ]  # fmt: skip
+    by_point = {("amnesia", "fixed:365d", 2000): "p003", ("full-memory", "all points", 60): "p000"}
+    for (arm, policy, budget), point in by_point.items():
+        row = table[
+            (table["arm"] == arm) & (table["amnesia.ttl_policy"] == policy) & (table["budget"] == budget)
+        ]
+        evidence = evidence_table(load_runs([out / "points" / point]), resamples=100)
+        expected = evidence[(evidence["arm"] == arm) & (evidence["mechanism"] == "all")].iloc[0]
+        for state in ("injected", "stored", "forgotten"):
+            assert float(row[f"evidence_{state}"].iloc[0]) == pytest.approx(expected[state])
+    assert "| evidence injected | stored, not injected | forgotten | block tokens |" in (
+        out / "report" / "sweep.md"
+    ).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "points", "shared"),
+    [
+        ("budget-sweep", 15, ["full-memory", "retrieval", "claims"]),
+        ("relevance-none", 3, ["retrieval", "full-memory"]),
+        ("relevance-ttl", 6, []),
+    ],
+)
+def test_the_shipped_locomo_sweeps_parse(name: str, points: int, shared: list[str]) -> None:
+    from amnesia_bench.sweep import load_sweep
+
+    sweep = load_sweep(Path(__file__).resolve().parents[2] / "docs" / "results-locomo" / f"{name}.yaml")
+    assert len(sweep.points) == points and sweep.shared_arms == shared
+
+
 def test_a_run_refuses_to_share_the_logs_of_another_design(small_set_tasks, write_tasks, tmp_path) -> None:
     from amnesia_bench.api import run_options
     from runners.runner import run
