@@ -30,7 +30,6 @@ from reports.metrics import (
     cell_rates,
     paired_frame,
     per_task,
-    probe_flags,
     summary_frame,
     with_distinct_tasks,
 )
@@ -107,12 +106,11 @@ def measure(
     """Pool the finished points' runs of `configuration`: its summary (one bootstrap for the rates and the
     paired differences, as report.md's tables), the arms paired against `reference`, evidence retention."""
     data = load_runs([out / "points" / point for point in configuration.finished])
-    flags = probe_flags(data.probes)
-    table = per_task(data, flags)
+    table = per_task(data)
     rates = cell_rates(table, ["arm", "group"], RATES, resamples)
     configuration.summary = with_distinct_tasks(summary_frame(rates), table)
     pairs = [(arm, reference) for arm in data.arms if reference in data.arms and arm != reference]
-    configuration.paired = paired_frame(rates, pairs, flags, PAIRED_METRICS, resamples)
+    configuration.paired = paired_frame(rates, pairs, PAIRED_METRICS, resamples)
     evidence = evidence_table(data, resamples)
     configuration.evidence = (
         evidence[evidence["mechanism"] == "all"].set_index("arm") if len(evidence) else pd.DataFrame()
@@ -239,7 +237,7 @@ def sweep_markdown(
             "Each arm of a configuration minus the reference arm on the same tasks and seeds (success, "
             "stale-error rate and context tokens over all groups, false forgetting on the helpful group), as "
             "in report.md's paired tables: the difference with its 95% CI, the sign-flip p, the tasks whose "
-            "outcome differs, `significant` by the same rule, and McNemar's test on the probes.",
+            "outcome differs, `significant` by the same rule, and the minimum detectable effect.",
             "",
             paired_markdown(paired, ["configuration"]),
         ]
