@@ -38,9 +38,13 @@ from tasks.logschema import is_finished
 
 SHOWN_RATES = ("success_rate", "stale_error_rate", "false_forgetting_rate")
 _GROUP_OF = {"false_forgetting_rate": "helpful"}  # the other rates pool every group
-RUN_SETTINGS = ("budget", "tasks")  # grid keys that are run settings (amnesia_bench.sweep.RUN_AXES)
 EVIDENCE = ("injected", "stored", "forgotten")  # evidence retention shares shown when the runs have them
 ALL_POINTS = "all points"  # the label of a shared arm, run once for every configuration it serves
+
+
+def is_run_setting(key: str) -> bool:
+    """Whether a grid key is a run setting (budget, tasks) rather than an arm option (arm.option)."""
+    return "." not in key
 
 
 def read_plan(out: Path) -> dict[str, Any]:
@@ -73,7 +77,7 @@ class Configuration:
     @property
     def share_key(self) -> str:
         """What a shared arm's runs depend on: the model and the run settings (not the arm options)."""
-        settings = {key: value for key, value in self.options.items() if key in RUN_SETTINGS}
+        settings = {key: value for key, value in self.options.items() if is_run_setting(key)}
         return json.dumps([self.model, settings], sort_keys=True)
 
 
@@ -171,7 +175,7 @@ def sweep_tables(
                 continue
             row = {**settings, "shared": shared, **_arm_row(configuration, arm)}
             if shared:  # the same runs for every value of the arm options
-                row.update({key: ALL_POINTS for key in grid_keys if key not in RUN_SETTINGS})
+                row.update({key: ALL_POINTS for key in grid_keys if not is_run_setting(key)})
                 row["configuration"] = ALL_POINTS
             rows.append(row)
         differences = configuration.paired
@@ -262,7 +266,7 @@ def tradeoff_summaries(measured: list[Configuration], shared_arms: list[str]) ->
 
 
 def _run_label(configuration: Configuration) -> str:
-    settings = [f"{key} {configuration.options[key]}" for key in RUN_SETTINGS if key in configuration.options]
+    settings = [f"{key} {value}" for key, value in configuration.options.items() if is_run_setting(key)]
     return ", ".join([configuration.model, *settings])
 
 
