@@ -76,6 +76,20 @@ def test_a_shared_arm_runs_once_per_seed_and_its_linked_logs_are_a_plain_runs(
     assert again.count(": 0 pairs run, 8 skipped") == 4
 
 
+def test_a_point_never_writes_through_a_link_to_a_log_no_longer_finished(
+    sweep_file, run_logs, tmp_path: Path
+) -> None:
+    out = tmp_path / "sweep"
+    _cli("sweep", "run", str(sweep_file), "--out", str(out), "--no-progress")
+    expected = run_logs(out / "points" / "p001")
+    origin = sorted((out / "points" / "p000" / "logs" / "full-memory").glob("*.jsonl"))[0]
+    origin.write_text("", encoding="utf-8")  # the holder's pair unfinished again (as by `run --overwrite`)
+    _cli("sweep", "run", str(sweep_file), "--out", str(out), "--no-progress", "--point", "1")
+    assert origin.read_text(encoding="utf-8") == ""  # the holder's file untouched
+    replayed = out / "points" / "p001" / "logs" / "full-memory" / origin.name
+    assert not replayed.is_symlink() and run_logs(out / "points" / "p001") == expected
+
+
 def test_the_report_pools_each_configurations_seeds_and_pairs_it_against_the_shared_arm(
     sweep_file, tmp_path: Path
 ) -> None:
