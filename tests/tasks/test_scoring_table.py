@@ -21,6 +21,8 @@ from tasks.scoring import classify
 from tasks.spec import MECHANISMS, ProbeSpec
 
 CORPUS = Path(__file__).with_name("scoring_corpus.jsonl")
+# Two later sets (33 + 29 answers to other probes), each labelled before the scorer changes it prompted.
+FOLLOWUP = Path(__file__).with_name("scoring_followup.jsonl")
 
 ROOM = ProbeSpec(expect=("Juniper",), stale=("Aurora",))
 DRINK = ProbeSpec(expect=("oolong",), stale=("lapsang",))
@@ -165,8 +167,9 @@ def test_the_table_is_large_and_bilingual() -> None:
     assert {expected for _, _, expected in CASES} == {"correct", "stale", "poisoned", "abstained", "wrong"}
 
 
-def test_the_scorer_agrees_with_the_labelled_corpus() -> None:
-    cases = read_cases(CORPUS)
+@pytest.mark.parametrize("labelled", [CORPUS, FOLLOWUP], ids=["corpus", "followup"])
+def test_the_scorer_agrees_with_the_labelled_cases(labelled: Path) -> None:
+    cases = read_cases(labelled)
     scored = [(case, classify_case(case)) for case in cases]
     result = agreement(scored)
     disagreeing = [
