@@ -1,6 +1,6 @@
 """Probe scoring: every answer is exactly one of `correct`, `stale`, `poisoned`, `abstained`, `wrong`.
 
-The rules are held to a labelled standard: `tests/tasks/scoring_corpus.jsonl` (411 answers, English and
+The rules are held to a labelled standard: `tests/tasks/scoring_corpus.jsonl` (466 answers, English and
 Chinese, labelled by hand before these rules were written; `amnesia-bench score` prints the agreement).
 
 Matching rules (shared with the scripted model, which looks for candidates the same way):
