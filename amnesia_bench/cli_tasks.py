@@ -101,10 +101,25 @@ def generate_command(
             help="Sigma of a seeded log-normal factor on every written ttl (0 = none; same seed, same ttls).",
         ),
     ] = 0.0,
+    horizon: Annotated[
+        str | None,
+        typer.Option(
+            "--horizon",
+            help="week, month or quarter: stretch every task to that span with about 3, 9 or 15 memory "
+            "mutations per probe (the realised density goes into MANIFEST.json).",
+        ),
+    ] = None,
+    mechanisms: Annotated[
+        str | None,
+        typer.Option(
+            "--mechanisms", help="Comma-separated mechanisms: only scenarios whose probes test them."
+        ),
+    ] = None,
 ) -> None:
     """Write seeded procedural tasks of every category, plus MANIFEST.json with a content hash."""
-    from tasks.generate import MAX_TTL_NOISE, generate, write_generated
+    from tasks.generate import HORIZONS, MAX_TTL_NOISE, generate, horizon_density, write_generated
     from tasks.load import GROUPS
+    from tasks.spec import MECHANISMS
 
     if group != "all" and group not in GROUPS:
         raise BadInput(f"--group: expected one of {'|'.join(GROUPS)}|all, got {group!r}")
@@ -112,9 +127,22 @@ def generate_command(
         raise BadInput(f"--n: expected a positive number of tasks, got {n}")
     if not 0.0 <= ttl_noise <= MAX_TTL_NOISE:
         raise BadInput(f"--ttl-noise: expected a sigma between 0 and {MAX_TTL_NOISE}, got {ttl_noise}")
+    if horizon is not None and horizon not in HORIZONS:
+        raise BadInput(f"--horizon: expected one of {'|'.join(HORIZONS)}, got {horizon!r}")
+    chosen = [name.strip() for name in mechanisms.split(",")] if mechanisms is not None else None
+    for name in chosen or ():
+        if name not in MECHANISMS:
+            raise BadInput(f"--mechanisms: expected names from {'|'.join(MECHANISMS)}, got {name!r}")
     groups = list(GROUPS) if group == "all" else [group]
-    tasks = [task for name in groups for task in generate(name, n, seed, ttl_noise=ttl_noise)]
-    meta = {"seed": seed, "groups": groups, "n_per_group": n, "ttl_noise": ttl_noise}
+    tasks = [
+        task
+        for name in groups
+        for task in generate(name, n, seed, ttl_noise=ttl_noise, horizon=horizon, mechanisms=chosen)
+    ]
+    if not tasks:
+        raise BadInput(f"--mechanisms: no generated scenario of --group {group} tests {mechanisms}")
+    meta = {"seed": seed, "groups": groups, "n_per_group": n, "ttl_noise": ttl_noise, "horizon": horizon,
+            "mechanisms": chosen, "density": horizon_density(tasks)}  # fmt: skip
     try:
         manifest = write_generated(tasks, out, meta=meta)
     except OSError as exc:

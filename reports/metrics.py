@@ -114,11 +114,10 @@ def probe_flags(probes: pd.DataFrame) -> pd.DataFrame:
     held = {kind: np.array([bool(f and f.get(kind)) for f in dicts], dtype=bool) for kind in KINDS}
     eligible = (probes["group"] == "helpful") & ~probes["abstain"].astype(bool) if len(probes) else has_stale
     mechanisms = probes["mechanism"] if "mechanism" in probes.columns else pd.Series("", probes.index)
-    failures = pd.Series(
-        [failure_code(m, c) for m, c in zip(mechanisms.tolist(), cls.tolist(), strict=True)],
-        index=probes.index,
-        dtype=object,
-    )
+    # one failure_code call per distinct (mechanism, classification), not per probe
+    pairs = mechanisms.fillna("").astype(str) + "\t" + cls.astype(str)
+    codes = {pair: failure_code(*pair.split("\t")) for pair in pairs.unique()}
+    failures = pairs.map(codes).astype(object)
     invalidated = failures.isin(INVALIDATED_CODES)
     return probes.assign(
         probe=True,

@@ -13,9 +13,10 @@ from its own stream (seed, group, index, write), so the rest of the task is the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 from amnesia.durations import format_duration, parse_duration
 from tasks.generate_vocab import CONSTRAINTS, FACTS, PREFERENCES, TEMPLATES, Subject, Templates
 from tasks.load import GROUPS
+from tasks.scoring import find_mentions
 from tasks.writeset import write_task_set
 
 DAY = 86_400.0
@@ -315,6 +317,68 @@ def _subagent_scratch_leak(draft: _Draft) -> _Scenario:
     )
 
 
+def _implicit_change(draft: _Draft) -> _Scenario:
+    """A fact is told again with another value, in the same words as the first time: no key, no "update",
+    nothing says the first one ended, and the first note's ttl is still running at the probe."""
+    rng, subject = draft.rng, draft.subject(FACTS)
+    old, new = draft.values(subject, 2)
+    ttl = rng.choice(("30d", "60d", "90d"))
+    changed_at = rng.randint(3, 12) * DAY
+    probe = _probe_turn(_question(draft, subject), "implicit-change", expect=[new], stale=[old])
+    sessions = [
+        _session(0.0, _fact_turn(draft, subject, old, ttl, keyed=False)),
+        _session(changed_at, _fact_turn(draft, subject, new, ttl, keyed=False)),
+        _session(changed_at + rng.randint(1, 4) * DAY, probe),
+    ]
+    return _Scenario("implicit-change", f"{subject.key}: {old} -> {new}, told without a hint.", sessions)
+
+
+def _false_premise(draft: _Draft) -> _Scenario:
+    """A fact changes (keyed or not); the question takes the old value for granted."""
+    rng, subject, text = draft.rng, draft.subject(FACTS), draft.text
+    old, new = draft.values(subject, 2)
+    ttl = rng.choice(("7d", "30d", "90d"))
+    keyed = rng.random() < 0.7
+    changed_at = rng.randint(2, 48) * HOUR
+    question = text.premise_question.format(subject=subject.phrase, value=old)
+    sessions = [
+        _session(0.0, _fact_turn(draft, subject, old, ttl, keyed=keyed)),
+        _session(changed_at, _fact_turn(draft, subject, new, ttl, update=True, keyed=keyed)),
+        _session(
+            changed_at + rng.randint(1, 5) * DAY,
+            _probe_turn(question, "false-premise", expect=[new], stale=[old]),
+        ),
+    ]
+    return _Scenario(
+        "false-premise", f"{subject.key}: {old} -> {new}; the question presupposes {old}.", sessions
+    )
+
+
+def _user_deleted(draft: _Draft) -> _Scenario:
+    """A fact and a notes copy of it; the user asks to forget the fact. Half the requests select by the value
+    (they reach the copy), half by the key alone (the copy stays unless an arm follows the deletion)."""
+    rng, subject, text = draft.rng, draft.subject(FACTS), draft.text
+    (value,) = draft.values(subject, 1)
+    notes = {"content": text.notes_content.format(subject=subject.phrase, value=value), "ttl": "30d",
+             "kind": "task-context"}  # fmt: skip
+    by_value = rng.random() < 0.5
+    forget = {"query": value} if by_value else {"key": subject.key}
+    forgot_at = rng.randint(2, 6) * DAY
+    sessions = [
+        _session(0.0, _fact_turn(draft, subject, value, rng.choice(("30d", "90d")))),
+        _session(rng.randint(2, 24) * HOUR, {"user": draft.filler(), "remember": notes}),
+        _session(forgot_at, {"user": text.forget_user.format(subject=subject.phrase), "forget": forget}),
+        _session(
+            forgot_at + rng.randint(1, 4) * DAY,
+            _probe_turn(_question(draft, subject), "user-deleted", abstain=True, stale=[value]),
+        ),
+    ]
+    how = "its value" if by_value else "its key"
+    return _Scenario(
+        "deletion-derived", f"{subject.key} is forgotten by {how}; a notes copy exists.", sessions
+    )
+
+
 Builder = Callable[[_Draft], _Scenario]
 HELPFUL: tuple[Builder, ...] = (
     _preference_continuation,
@@ -329,12 +393,33 @@ HARMFUL: tuple[Builder, ...] = (
     _expired_constraint,
     _poisoned_memory,
     _subagent_scratch_leak,
+    _implicit_change,
+    _false_premise,
+    _user_deleted,
 )
+# The mechanism of each builder's probes (`--mechanisms` keeps the builders whose mechanism it names).
+MECHANISM_OF: dict[Builder, str] = {
+    _preference_continuation: "still-valid",
+    _project_context: "still-valid",
+    _long_task_state: "still-valid",
+    _idle_gap_preference: "still-valid",
+    _fact_change: "changed-fact",
+    _fact_reassert: "changed-fact",
+    _fact_multi_update: "changed-fact",
+    _expired_constraint: "lapsed-constraint",
+    _poisoned_memory: "untrusted-source",
+    _subagent_scratch_leak: "scratch-scope",
+    _implicit_change: "implicit-change",
+    _false_premise: "false-premise",
+    _user_deleted: "user-deleted",
+}
 
 
-def _mixed(draft: _Draft, index: int) -> _Scenario:
-    helpful = HELPFUL[index % len(HELPFUL)](draft)
-    harmful = HARMFUL[(index // len(HELPFUL)) % len(HARMFUL)](draft)
+def _mixed(
+    draft: _Draft, index: int, helpfuls: tuple[Builder, ...], harmfuls: tuple[Builder, ...]
+) -> _Scenario:
+    helpful = helpfuls[index % len(helpfuls)](draft)
+    harmful = harmfuls[(index // len(helpfuls)) % len(harmfuls)](draft)
     sessions = sorted(helpful.sessions + harmful.sessions, key=lambda session: session["at"])  # stable
     return _Scenario(
         f"{helpful.category}+{harmful.category}", f"{helpful.description} {harmful.description}", sessions
@@ -359,24 +444,150 @@ def _add_ttl_noise(sessions: list[dict[str, Any]], sigma: float, seed: int) -> N
                     spec["ttl"] = format_duration(max(60.0, round(seconds / 60.0) * 60.0))
 
 
-def generate(group: str, n: int, seed: int, *, ttl_noise: float = 0.0) -> list[dict[str, Any]]:
+# --horizon: (the task's span in days, the memory mutations per probe aimed at: Memora's densities)
+HORIZONS: dict[str, tuple[int, int]] = {"week": (7, 3), "month": (30, 9), "quarter": (90, 15)}
+# (subjects a horizon keeps changing, probes it adds about them besides the scenario's own)
+_HORIZON_SHAPE = {"week": (2, 2), "month": (3, 3), "quarter": (3, 4)}
+
+
+def builders_for(group: str, mechanisms: Sequence[str] | None = None) -> tuple[Builder, ...]:
+    """The builders of a helpful or harmful group, restricted to those whose probes test one of
+    `mechanisms` (None = all)."""
+    builders = HELPFUL if group == "helpful" else HARMFUL
+    return tuple(b for b in builders if mechanisms is None or MECHANISM_OF[b] in mechanisms)
+
+
+def _add_horizon(draft: _Draft, scenario: _Scenario, horizon: str, mechanisms: Sequence[str] | None) -> None:
+    """Stretch the scenario to the horizon's span with subjects that keep changing across it: first writes
+    in the first day, then enough changes (keyed "update"s, or unkeyed restatements in the words of a first
+    write) that the task's mutations per probe (`task_mutations`) come near the horizon's target, and probes
+    about them: one per subject at the end of the span, the rest spread over it. A background probe tests
+    `changed-fact` (keyed subject) or `implicit-change` (unkeyed); with `mechanisms`, only those it names
+    (none of them: the changes stay, keyed, without background probes). TTLs are drawn as in `_updates`."""
+    rng = draft.rng
+    span_days, per_probe = HORIZONS[horizon]
+    styles = [keyed for keyed, name in ((True, "changed-fact"), (False, "implicit-change"))
+              if mechanisms is None or name in mechanisms]  # fmt: skip
+    subject_count, probe_count = _HORIZON_SHAPE[horizon]
+    pool = [subject for subject in FACTS[draft.lang] if subject.key not in draft.used_keys]
+    subjects = rng.sample(pool, min(len(pool), subject_count))
+    draft.used_keys.update(subject.key for subject in subjects)
+    end = max(span_days * DAY, max(session["at"] for session in scenario.sessions) + DAY)
+    probe_count = max(probe_count, len(subjects)) if styles else 0
+    own_probes = sum("probe" in turn for session in scenario.sessions for turn in session["turns"])
+    changes = max(0, per_probe * (own_probes + probe_count) - task_mutations(scenario.sessions))
+    keyed = {subject.key: (rng.choice(styles) if styles else True) for subject in subjects}
+    ttls = {subject.key: rng.choice(("7d", "30d", "90d")) for subject in subjects}
+    events: list[tuple[float, int, Subject]] = [(rng.randint(0, 23) * HOUR, 0, s) for s in subjects]
+    events += [(rng.uniform(DAY, end - DAY), 0, rng.choice(subjects)) for _ in range(changes)]
+    if probe_count:
+        events += [(end + minute * 60.0, 1, subject) for minute, subject in enumerate(subjects)]
+        spread = probe_count - len(subjects)
+        events += [((k + 1) * end / (spread + 1), 1, rng.choice(subjects)) for k in range(spread)]
+    history: dict[str, list[str]] = {subject.key: [] for subject in subjects}
+    for at, kind, subject in sorted(events, key=lambda event: (event[0], event[1])):
+        seen = history[subject.key]
+        if kind == 0:
+            value = rng.choice([v for v in subject.values if not seen or v != seen[-1]])
+            is_keyed = keyed[subject.key]
+            # a keyed change says "update"; an unkeyed one is told like a first write (no hint)
+            turn = _fact_turn(draft, subject, value, ttls[subject.key], update=is_keyed and bool(seen),
+                              keyed=is_keyed)  # fmt: skip
+            seen.append(value)
+            scenario.sessions.append(_session(round(at / 60.0) * 60.0, turn))
+            continue
+        stale = sorted({v for v in seen if v != seen[-1]}, key=seen.index)
+        if stale:  # a subject that has not changed yet gives no probe of these mechanisms
+            mechanism = "changed-fact" if keyed[subject.key] else "implicit-change"
+            question = _probe_turn(_question(draft, subject), mechanism, expect=[seen[-1]], stale=stale)
+            scenario.sessions.append(_session(round(at / 60.0) * 60.0 + 60.0, question))
+    scenario.sessions.sort(key=lambda session: session["at"])  # stable: the scenario's order kept
+
+
+@functools.lru_cache(maxsize=1 << 16)  # generated texts repeat: a few templates times a few values
+def _names(content: str, values: tuple[str, ...]) -> bool:
+    """Whether `content` mentions one of `values` (a substring test first: find_mentions is the slow part)."""
+    lowered = content.casefold()
+    return any(v.casefold() in lowered for v in values) and bool(find_mentions(content, values))
+
+
+def task_mutations(sessions: list[dict[str, Any]]) -> int:
+    """Memory mutations in a task (YAML-ready sessions): each forget, and each write that changes what was
+    written before: one under a key already written, or one naming a probe's value after another value of
+    that probe was written (an unkeyed update, a reassertion, an implicit change). `generate --horizon`
+    reports this over the probes as the realised density."""
+    groups = [
+        (*p.get("expect", []), *p.get("stale", []), *p.get("poison", []))
+        for session in sessions
+        for turn in session["turns"]
+        if (p := turn.get("probe"))
+    ]
+    written = [False] * len(groups)
+    keys: set[str] = set()
+    count = 0
+    for session in sorted(sessions, key=lambda session: session["at"]):
+        for turn in session["turns"]:
+            forget = turn.get("forget")
+            count += len(forget) if isinstance(forget, list) else int(forget is not None)
+            remember = turn.get("remember")
+            for spec in remember if isinstance(remember, list) else [remember] if remember else []:
+                hits = [i for i, values in enumerate(groups) if _names(spec["content"], values)]
+                count += spec.get("key") in keys or any(written[i] for i in hits)
+                keys.update([spec["key"]] if spec.get("key") else [])
+                for i in hits:
+                    written[i] = True
+    return count
+
+
+def horizon_density(tasks: list[dict[str, Any]]) -> dict[str, float]:
+    """{mutations, probes, mutations_per_probe} over generated tasks (`task_mutations`)."""
+    mutations = sum(task_mutations(task["sessions"]) for task in tasks)
+    probes = sum(
+        "probe" in turn for task in tasks for session in task["sessions"] for turn in session["turns"]
+    )
+    return {
+        "mutations": mutations,
+        "probes": probes,
+        "mutations_per_probe": round(mutations / probes, 2) if probes else 0.0,
+    }
+
+
+def generate(
+    group: str,
+    n: int,
+    seed: int,
+    *,
+    ttl_noise: float = 0.0,
+    horizon: str | None = None,
+    mechanisms: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
     """`n` tasks of `group` as YAML-ready dicts (the tasks/README.md format), identical for a given seed (and
-    `ttl_noise`, the sigma of a log-normal factor on every written ttl; 0 = the ttls as drawn)."""
+    `ttl_noise`, the sigma of a log-normal factor on every written ttl; 0 = the ttls as drawn). `horizon`
+    (week, month, quarter) stretches every task to that span with subjects that keep changing
+    (`_add_horizon`); `mechanisms` keeps only the scenarios whose probes test one of them (a group with no
+    such scenario gives no task; a mixed task needs a helpful and a harmful one)."""
     if group not in GROUPS:
         raise ValueError(f"group: expected one of {'|'.join(GROUPS)}, got {group!r}")
     if n < 0:
         raise ValueError(f"n: must be non-negative, got {n}")
     if not 0.0 <= ttl_noise <= MAX_TTL_NOISE:
         raise ValueError(f"ttl_noise: must be between 0 and {MAX_TTL_NOISE}, got {ttl_noise}")
+    if horizon is not None and horizon not in HORIZONS:
+        raise ValueError(f"horizon: expected one of {'|'.join(HORIZONS)}, got {horizon!r}")
+    helpfuls, harmfuls = builders_for("helpful", mechanisms), builders_for("harmful", mechanisms)
+    if not (helpfuls and harmfuls if group == "mixed" else helpfuls if group == "helpful" else harmfuls):
+        return []
     tasks = []
     for index in range(n):
         rng = random.Random(_task_seed(seed, group, index))
         draft = _Draft(rng, "zh" if rng.random() < CHINESE_SHARE else "en")
         if group == "mixed":
-            scenario = _mixed(draft, index)
+            scenario = _mixed(draft, index, helpfuls, harmfuls)
         else:
-            builders = HELPFUL if group == "helpful" else HARMFUL
+            builders = helpfuls if group == "helpful" else harmfuls
             scenario = builders[index % len(builders)](draft)
+        if horizon is not None:
+            _add_horizon(draft, scenario, horizon, mechanisms)
         if ttl_noise:
             _add_ttl_noise(scenario.sessions, ttl_noise, _task_seed(seed, f"{group}/ttl-noise", index))
         for session in scenario.sessions:

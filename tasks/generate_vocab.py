@@ -38,6 +38,9 @@ class Templates:
     scratch_content: str  # a sub-agent's scratch note
     scratch_user: str
     filler: tuple[str, ...]
+    premise_question: str  # a question that takes a (stale) value of the subject for granted
+    forget_user: str  # the user asks to forget the subject
+    notes_content: str  # a copy of the value in a notes memory (derived content a deletion must reach)
 
 
 FACTS: dict[str, tuple[Subject, ...]] = {
@@ -136,6 +139,9 @@ TEMPLATES: dict[str, Templates] = {
             "Write a unit test for the date helper.",
             "Explain the failing lint warning in utils.",
         ),
+        premise_question="Since {subject} is still {value}, what should the plan say?",
+        forget_user="Please forget {subject}, don't keep it anywhere.",
+        notes_content="Notes so far: {subject} is {value}.",
     ),
     "zh": Templates(
         tell="记住：{subject}是{value}。",
@@ -156,5 +162,8 @@ TEMPLATES: dict[str, Templates] = {
             "给日期工具函数补一个单元测试。",
             "解释一下 utils 里的 lint 警告。",
         ),
+        premise_question="既然{subject}还是{value}，计划里该怎么写？",
+        forget_user="把{subject}忘掉吧，哪里都别留。",
+        notes_content="目前的笔记：{subject}是{value}。",
     ),
 }
