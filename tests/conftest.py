@@ -31,6 +31,32 @@ TaskDict = dict[str, Any]
 RunLogs = dict[str, list[dict[str, Any]]]
 
 
+# ---- hypothesis example counts -----------------------------------------------------------------------------
+
+# The README's `pytest` runs each property test with EXAMPLE_SHARE of the examples its settings name (at least
+# MIN_EXAMPLES), so the whole suite fits 90 s on 2 cores; CI (.ci/run) sets AMNESIA_FULL_EXAMPLES=1 and runs
+# every property test with its full count. The share applies to the count each test chose for itself.
+EXAMPLE_SHARE = 1 / 3
+MIN_EXAMPLES = 10
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if os.environ.get("AMNESIA_FULL_EXAMPLES") == "1":
+        return
+    from hypothesis import settings
+
+    for item in items:
+        test = getattr(item, "function", None)
+        if not getattr(test, "is_hypothesis_test", False):
+            continue
+        chosen = getattr(test, "_hypothesis_internal_use_settings", None) or settings.default
+        if chosen.max_examples <= MIN_EXAMPLES:
+            continue
+        share = max(MIN_EXAMPLES, round(chosen.max_examples * EXAMPLE_SHARE))
+        # hypothesis reads the settings off the test function when it runs
+        test._hypothesis_internal_use_settings = settings(chosen, max_examples=share)
+
+
 # ---- the small task set ------------------------------------------------------------------------------------
 
 
