@@ -252,22 +252,20 @@ def sweep_markdown(
 
 def tradeoff_summaries(measured: list[Configuration], shared_arms: list[str]) -> dict[str, pd.DataFrame]:
     """label -> arm × group summary for the trade-off figure: a configuration's own arms under its id, each
-    shared arm once, under ALL_POINTS (followed by its model and run settings when there are several)."""
+    shared arm once, under ALL_POINTS (followed by its run settings, and model, when they vary)."""
     found: dict[str, pd.DataFrame] = {}
-    keys = list(dict.fromkeys(configuration.share_key for configuration in measured))
+    several_keys = len({configuration.share_key for configuration in measured}) > 1
+    several_models = len({configuration.model for configuration in measured}) > 1
     for configuration in measured:
         summary = configuration.summary
         assert summary is not None
         found[configuration.id] = summary[~summary["arm"].isin(shared_arms)]
-        label = ALL_POINTS if len(keys) == 1 else f"{ALL_POINTS} ({_run_label(configuration)})"
+        settings = [f"{key} {value}" for key, value in configuration.options.items() if is_run_setting(key)]
+        parts = [configuration.model] * several_models + settings
+        label = f"{ALL_POINTS} ({', '.join(parts)})" if several_keys else ALL_POINTS
         if label not in found:
             found[label] = summary[summary["arm"].isin(shared_arms)]
     return {label: summary for label, summary in found.items() if len(summary)}
-
-
-def _run_label(configuration: Configuration) -> str:
-    settings = [f"{key} {value}" for key, value in configuration.options.items() if is_run_setting(key)]
-    return ", ".join([configuration.model, *settings])
 
 
 def build_sweep_report(out: Path, resamples: int = 1000, reference: str | None = None) -> Path:
