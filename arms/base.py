@@ -54,6 +54,12 @@ def check_tool_mode(arm: str, value: Any) -> str:
     return str(value)
 
 
+class ArmFailed(Exception):
+    """An arm's backend failed (an external memory server did not start, lacks a tool, timed out): the pair
+    stops with a `pair_error` record, as at a failed model call, and the run goes on. The message is one
+    line."""
+
+
 @dataclass
 class ArmContext:
     """What an arm gets for one (arm, task) pair."""
@@ -198,6 +204,11 @@ class ArmBase:
         return None
 
     def end_task(self) -> None:
+        return None
+
+    def close(self) -> None:
+        """Release what the arm holds outside this process (a server process) when its pair stops early, at a
+        failed model call or backend (`ArmFailed`); a pair that completes releases it in `end_task`."""
         return None
 
 

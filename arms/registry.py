@@ -40,6 +40,7 @@ ARMS = LazyRegistry(
         "clue-folding": "arms.clue_folding:ClueFoldingArm",
         "claims": "arms.claims:ClaimsArm",
         "memorybank": "arms.memorybank:MemoryBankArm",
+        "mcp-memory": "arms.mcp_memory:McpMemoryArm",
     },
 )
 
@@ -86,6 +87,7 @@ DESCRIPTIONS: dict[str, str] = {
     "clue-folding": "full-life memory: old turns folded into token clues, recalled by match",
     "claims": "claims with provenance, superseded by similarity; two-phase forgetting",
     "memorybank": "MemoryBank: retention exp(-t/S), renewed on recall, daily random drops",
+    "mcp-memory": "an MCP memory server over stdio (server-memory, amnesia or a YAML profile)",
     "amnesia-hard-ttl": "hard TTL (Redis EXPIRE): full strength to the deadline, no renewal",
     "amnesia-sliding-ttl": "sliding TTL (LangGraph store): each injection restarts the ttl",
     "amnesia-rank-decay": "decay that re-ranks and never hides (mem0): nothing forgotten by time",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from amnesia.clock import SimulatedClock
-from arms.base import ArmContext, MemoryContext, SessionInfo
+from arms.base import ArmContext, ArmFailed, MemoryContext, SessionInfo
 from runners.armconfig import ArmSpec
 from runners.evidence import EvidenceTracker
 from runners.judging import judge_fields, judge_model
@@ -201,7 +201,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
     fact_times.watch(task)
     with (
         LogWriter(job.log_path, arm=job.arm.name, task_id=task.id, clock=since_start) as log,
-        _FailedCall(log) as failed_call,
+        _FailedCall(log, arm) as failed_call,
     ):
         evidence = EvidenceTracker(log.write)
         ctx = ArmContext(
@@ -364,21 +364,26 @@ class _CheckedModel:
 
 
 class _FailedCall:
-    """Ends a pair at a failed model call (`ModelFailed`): writes its `pair_error` record, at `where` (the
-    turn in hand), and lets the run go on. The log stays unfinished (no task_end) for --resume, and the run
-    names the failed pairs at its end (runners.runner)."""
+    """Ends a pair at a failed model call (`ModelFailed`) or a failed arm backend (`ArmFailed`: an external
+    memory server): writes its `pair_error` record, at `where` (the turn in hand), lets the arm release what
+    it holds (`close`, e.g. a server process) and lets the run go on. The log stays unfinished (no task_end)
+    for --resume, and the run names the failed pairs at its end (runners.runner)."""
 
-    def __init__(self, log: LogWriter) -> None:
+    def __init__(self, log: LogWriter, arm: Any) -> None:
         self.log = log
+        self.arm = arm
         self.where: dict[str, int | None] = {"session_index": None, "turn_index": None}
 
     def __enter__(self) -> _FailedCall:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> bool:
-        if not isinstance(error, ModelFailed):
+        if not isinstance(error, (ModelFailed, ArmFailed)):
             return False
         self.log.write(PairError(**self.where, error=str(error)))
+        close = getattr(self.arm, "close", None)
+        if callable(close):
+            close()
         return True
 
 

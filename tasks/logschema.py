@@ -222,6 +222,19 @@ class ToolCall(Record):
 
 
 @dataclass(kw_only=True)
+class ArmCall(Record):
+    TYPE: ClassVar[str] = "arm_call"
+    DOC: ClassVar[str] = "a request an arm sent to its external memory server (mcp-memory), with the answer"
+    server: str  # which connection, e.g. "server-memory" or "amnesia s2 sub-agent"
+    method: str  # initialize | tools/call | resources/read
+    name: str  # the tool, the resource URI, or (initialize) the server command
+    arguments: dict[str, Any] = dataclasses.field(default_factory=dict)
+    result: str = ""  # the answer's text on one line, cut to 300 characters (or the error)
+    error: bool = False  # the server marked it an error, or it failed (timeout, server gone)
+    wall_ms: float | None = None
+
+
+@dataclass(kw_only=True)
 class ToolEventRecord(Record):
     TYPE: ClassVar[str] = "tool_event"
     DOC: ClassVar[str] = "a scripted tool call of the task's agent (tasks' `tool_events`), shown to the arm"
@@ -279,7 +292,9 @@ class SessionEnd(Record):
 @dataclass(kw_only=True)
 class PairError(Record):
     TYPE: ClassVar[str] = "pair_error"
-    DOC: ClassVar[str] = "a model call failed: the pair stops here, unfinished (`--resume` replays it)"
+    DOC: ClassVar[str] = (
+        "a model call or an arm's server failed: the pair stops here, unfinished (`--resume` replays it)"
+    )
     session_index: int | None  # the turn it failed in (or after); null before the first turn
     turn_index: int | None
     error: str  # the error, one line
@@ -309,6 +324,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
         InjectionRecord,
         ModelCall,
         ToolCall,
+        ArmCall,
         ToolEventRecord,
         ProbeRecord,
         SessionEnd,
