@@ -180,10 +180,12 @@ class McpMemoryArm(OwnStoreArm):
             arguments["pin"] = True
         elif spec.ttl is not None:  # a `never` ttl is the engine's longest (the in-process arm's rule)
             arguments["ttl"] = float(MAX_DURATION_SECONDS) if spec.ttl == NEVER else spec.ttl
-        owner = session.session_id if session.agent == "sub" or scope == "session" else None
-        answer, failed = self._connection(owner, sub=session.agent == "sub").call_tool(
-            "amnesia_remember", arguments
-        )
+        # A workspace write goes through the main agent's server, also when a sub-agent makes it (the task
+        # says so: the in-process engine takes it; a sub-agent's own server would refuse it).
+        server = self._connection(None, sub=False)
+        if scope == "session":
+            server = self._connection(session.session_id, sub=session.agent == "sub")
+        answer, failed = server.call_tool("amnesia_remember", arguments)
         if failed or not isinstance(answer, dict) or "id" not in answer:
             reason = answer.get("error", answer) if isinstance(answer, dict) else answer
             self.memlog.refused(reason=str(reason)[:200], rule="server-refused")
