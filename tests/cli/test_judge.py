@@ -59,8 +59,8 @@ def test_run_judge_logs_verdicts_and_the_report_prints_agreement(
     tasks = write_tasks(tmp_path / "tasks", small_set_tasks)
     out = tmp_path / "run"
     _script(openai_stub, stub_reply, 40)
-    _invoke("run", "--no-progress", "--tasks", str(tasks), "--arms", "full-memory", "--out", str(out),
-            "--judge", "openai:judge-model")  # fmt: skip
+    _invoke("run", "--no-progress", "--no-report", "--tasks", str(tasks), "--arms", "full-memory", "--out",
+            str(out), "--judge", "openai:judge-model")  # fmt: skip
     probes = _probes(out)
     assert Counter(probe["judge_response"] for probe in probes) == Counter(
         REPLIES[i % len(REPLIES)] for i in range(len(probes))
@@ -78,8 +78,10 @@ def test_run_judge_logs_verdicts_and_the_report_prints_agreement(
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["judge"]["spec"] == "openai:judge-model" and manifest["judge"]["rubric_version"] == 1
 
-    report = (out / "report" / "report.md").read_text(encoding="utf-8")
-    assert "## Judge vs rules" in report and "Primary verdict in this report: **rules**" in report
+    judged = tmp_path / "judged-report"  # one report (each costs seconds): the judge's verdicts primary
+    _invoke("report", str(out), "--out", str(judged), "--primary", "judge", "--no-progress")
+    report = (judged / "report.md").read_text(encoding="utf-8")
+    assert "## Judge vs rules" in report and "Primary verdict in this report: **judge**" in report
     parsed = [p for p in probes if p["judge"] != "unparsed"]
     agree = sum(p["judge"] == p["classification"] for p in parsed)
     assert f"agree on {agree} of {len(parsed)}: Cohen's κ = " in report
@@ -88,17 +90,13 @@ def test_run_judge_logs_verdicts_and_the_report_prints_agreement(
     cells = [int(cell) for cell in row.strip("|").split("|")[1:]]
     assert cells == [pairs[("correct", label)] for label in
                      ("correct", "stale", "poisoned", "abstained", "wrong", "unparsed")]  # fmt: skip
-    with (out / "report" / "judge.csv").open(encoding="utf-8") as handle:
+    with (judged / "judge.csv").open(encoding="utf-8") as handle:
         assert [row["judge"] for row in csv.DictReader(handle)] == [p["judge"] for p in probes]
-
-    judged = tmp_path / "judged-report"
-    _invoke("report", str(out), "--out", str(judged), "--primary", "judge", "--no-progress")
     with (judged / "per_task.csv").open(encoding="utf-8") as handle:
         correct = sum(float(row["correct"]) for row in csv.DictReader(handle))
     by_judge = [p["judge"] if p["judge"] != "unparsed" else p["classification"] for p in probes]
     assert correct == by_judge.count("correct")
     assert by_judge.count("correct") != [p["classification"] for p in probes].count("correct")  # it changed
-    assert "Primary verdict in this report: **judge**" in (judged / "report.md").read_text(encoding="utf-8")
 
 
 def test_rescore_judge_judges_an_old_run_and_the_cache_answers_again(
@@ -106,7 +104,7 @@ def test_rescore_judge_judges_an_old_run_and_the_cache_answers_again(
 ) -> None:
     tasks = write_tasks(tmp_path / "tasks", small_set_tasks)
     out = tmp_path / "run"
-    run_ok(tasks, out, arms="full-memory")  # no judge
+    run_ok(tasks, out, arms="full-memory")  # no judge (run_ok: no report)
     assert "judge" not in _probes(out)[0]
     _script(openai_stub, stub_reply, 40)
     _invoke("rescore", str(out), "--judge", "openai:judge-model")
@@ -119,7 +117,8 @@ def test_rescore_judge_judges_an_old_run_and_the_cache_answers_again(
     _invoke("rescore", str(out), "--judge", "openai:judge-model", "--out", str(tmp_path / "again"))
     assert len(openai_stub.requests) == sent  # every judge call answered by the response cache
     assert [p["judge"] for p in _probes(tmp_path / "again")] == [p["judge"] for p in rescored]
-    _invoke("report", str(out / "rescored"), "--primary", "judge", "--no-progress")
+    manifest = json.loads((out / "rescored" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["judge"]["spec"] == "openai:judge-model"
 
 
 def test_primary_judge_without_a_judged_run_is_one_error(
