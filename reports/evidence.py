@@ -155,86 +155,110 @@ def _pct(row: pd.Series, name: str) -> str:
     return f"{value * 100:.1f}% [{row[f'{name}_lo'] * 100:.1f}, {row[f'{name}_hi'] * 100:.1f}]"
 
 
+def _tokens(row: pd.Series, name: str) -> str:
+    return f"{row[name]:,.0f} [{row[f'{name}_lo']:,.0f}, {row[f'{name}_hi']:,.0f}]"
+
+
 def _cell_label(row: pd.Series) -> list[str]:
     budget = "–" if row["budget_tokens"] < 0 else f"{row['budget_tokens']:,}"
     return [f"`{row['arm']}`", budget, row["arm_ttl_policy"] or "–", row["written_ttl_policy"] or "–"]
 
 
+LABELS = ["arm", "budget", "arm ttl policy", "written ttl policy", "mechanism"]
+
+
+def _table(title: str, intro: str, columns: list[str], rows: list[list[str]]) -> list[str]:
+    """A report section: its title, one paragraph, and a table of the cell labels plus `columns`."""
+    header = [*LABELS, *columns]
+    return [
+        title,
+        "",
+        intro,
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(cells) + " |" for cells in rows),
+        "",
+    ]
+
+
 def render_section(evidence: pd.DataFrame, free_text: pd.DataFrame) -> list[str]:
-    """The report.md lines for both tables ([] when the run has no imported probes)."""
+    """The report.md lines for the tables ([] when the run has no imported probes)."""
     lines: list[str] = []
     if not evidence.empty:
-        lines += [
+        lines += _table(
             "## Evidence retention",
-            "",
             "Of the task's writes that carry a probe's evidence (dialog ids), the share injected at the "
             "probe, still stored but not injected, forgotten, and never stored; coverage = probes whose "
             "evidence reached at least one write. Ratios of sums over probes; 95% CIs from a bootstrap over "
             "tasks (one conversation each). Model-free: it depends on the arm, budget and ttls, not on the "
             "model.",
-            "",
-            "| arm | budget | arm ttl policy | written ttl policy | mechanism | probes | evidence memories "
-            "| injected | stored, not injected | forgotten | not stored | coverage | block tokens/probe |",
-            "|" + "---|" * 13,
-        ]
-        for _, row in evidence.iterrows():
-            tokens = (
-                f"{row['block_tokens']:,.0f} [{row['block_tokens_lo']:,.0f}, {row['block_tokens_hi']:,.0f}]"
-            )
-            cells = [
-                *_cell_label(row),
-                row["mechanism"],
-                f"{row['probes']}",
-                f"{row['evidence_memories']}",
-                *(_pct(row, state) for state in STATES),
-                _pct(row, "covered"),
-                tokens,
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+            [
+                "probes",
+                "evidence memories",
+                "injected",
+                "stored, not injected",
+                "forgotten",
+                "not stored",
+                "coverage",
+                "block tokens/probe",
+            ],
+            [
+                [
+                    *_cell_label(row),
+                    row["mechanism"],
+                    f"{row['probes']}",
+                    f"{row['evidence_memories']}",
+                    *(_pct(row, state) for state in STATES),
+                    _pct(row, "covered"),
+                    _tokens(row, "block_tokens"),
+                ]
+                for _, row in evidence.iterrows()
+            ],
+        )
     if not evidence.empty and "evidence_ids" in evidence:
-        lines += [
+        lines += _table(
             "### Evidence retention per dialog id",
-            "",
             "The same probes counted per evidence id, as published retrieval results count: an id is "
             "injected when a memory carrying it was, and so on; `no memory` = no memory carries the id at "
             "all (no observation was drawn from that dialog turn). Line overhead = the share of the block's "
             "tokens that are line headers and the block title, not the injected memories' own text.",
-            "",
-            "| arm | budget | arm ttl policy | written ttl policy | mechanism | evidence ids | injected "
-            "| stored, not injected | forgotten | not stored | no memory | line overhead |",
-            "|" + "---|" * 12,
-        ]
-        for _, row in evidence.iterrows():
-            cells = [
-                *_cell_label(row),
-                row["mechanism"],
-                f"{row['evidence_ids']:.0f}",
-                *(_pct(row, f"id_{state}") for state in ID_STATES),
-                _pct(row, "header_tokens"),
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+            [
+                "evidence ids",
+                "injected",
+                "stored, not injected",
+                "forgotten",
+                "not stored",
+                "no memory",
+                "line overhead",
+            ],
+            [
+                [
+                    *_cell_label(row),
+                    row["mechanism"],
+                    f"{row['evidence_ids']:.0f}",
+                    *(_pct(row, f"id_{state}") for state in ID_STATES),
+                    _pct(row, "header_tokens"),
+                ]
+                for _, row in evidence.iterrows()
+            ],
+        )
     if not free_text.empty:
-        lines += [
+        lines += _table(
             "## Free-text answers",
-            "",
             "Token F1 against the dataset's gold answer (LoCoMo's normalisation without stemming; multi-hop "
             "answers part by part; questions that expect an abstention score 1 for one), beside the "
             "value-matching success (the gold answer found verbatim in the answer). 95% CIs as above.",
-            "",
-            "| arm | budget | arm ttl policy | written ttl policy | mechanism | probes | token F1 "
-            "| success |",
-            "|" + "---|" * 8,
-        ]
-        for _, row in free_text.iterrows():
-            cells = [
-                *_cell_label(row),
-                row["mechanism"],
-                f"{row['probes']}",
-                _pct(row, "f1"),
-                _pct(row, "success"),
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+            ["probes", "token F1", "success"],
+            [
+                [
+                    *_cell_label(row),
+                    row["mechanism"],
+                    f"{row['probes']}",
+                    _pct(row, "f1"),
+                    _pct(row, "success"),
+                ]
+                for _, row in free_text.iterrows()
+            ],
+        )
     return lines
