@@ -36,14 +36,7 @@ def test_tracker_ties_items_to_writes_and_counts_each_state():
     state = tracker.state_at_probe(evidence, MemoryContext(items=[{"id": "m-1", "tokens": 3}]))
     assert _per_memory(state) == {"memories": 4, "injected": 2, "stored": 0, "forgotten": 1, "not_stored": 1}
     # per evidence id: D1:0 and D1:2 injected (m-1), D1:1 forgotten, D1:3 not stored, D9:9 in no write
-    assert _per_id(state) == {
-        "ids": 5,
-        "injected": 2,
-        "stored": 0,
-        "forgotten": 1,
-        "not_stored": 1,
-        "no_memory": 1,
-    }
+    assert _per_id(state) == _ids(5, 2, 0, 1, 1, 1)
     state = tracker.state_at_probe(("D1:0",), MemoryContext())
     assert _per_memory(state) == {"memories": 1, "injected": 0, "stored": 1, "forgotten": 0, "not_stored": 0}
     assert tracker.state_at_probe(("D7:7",), MemoryContext())["memories"] == 0
@@ -57,14 +50,7 @@ def test_an_id_carried_by_several_writes_takes_its_best_state_and_counts_once():
     tracker.log(MemoryForget(item_id="m-0", reason="expired"))
     state = tracker.state_at_probe(("D1:1", "D1:2"), MemoryContext(items=[{"id": "m-2", "tokens": 3}]))
     assert _per_memory(state) == {"memories": 3, "injected": 1, "stored": 1, "forgotten": 1, "not_stored": 0}
-    assert _per_id(state) == {
-        "ids": 2,
-        "injected": 1,
-        "stored": 1,
-        "forgotten": 0,
-        "not_stored": 0,
-        "no_memory": 0,
-    }
+    assert _per_id(state) == _ids(2, 1, 1, 0, 0, 0)
     assert state["content_tokens"] == count_tokens("fact 2")  # the injected memory's own text
 
 
@@ -72,6 +58,11 @@ def _per_memory(state):
     return {
         key: value for key, value in state.items() if not key.startswith("ids") and key != "content_tokens"
     }
+
+
+def _ids(ids, injected, stored, forgotten, not_stored, no_memory):
+    return {"ids": ids, "injected": injected, "stored": stored, "forgotten": forgotten,
+            "not_stored": not_stored, "no_memory": no_memory}  # fmt: skip
 
 
 def _per_id(state):
