@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from tasks.errors import BadInput
+from tasks.spec import Task
 
 
 def validate(
@@ -55,7 +56,7 @@ def validate(
         raise typer.Exit(code=1)
 
 
-def _fairness_report(path: Path, tasks: list, arms: str, assignments: list[str], seed: int) -> bool:
+def _fairness_report(path: Path, tasks: list[Task], arms: str, assignments: list[str], seed: int) -> bool:
     """Print each arm's wrong-side shares on the set; False when the set is an oracle for one of them."""
     from arms.base import time_rule_of
     from arms.registry import available
