@@ -40,8 +40,8 @@ from tasks.valueforms import has_forms
 KINDS = ("expect", "stale", "poison")
 # The rule (tasks/README.md): a set acts as an oracle for an arm when time alone puts at least ORACLE_SHARE of
 # its expected values on the kept side AND at least ORACLE_SHARE of its stale and poison values on the dropped
-# side, pooled over the set (`validate --fairness` exits 1), counting only sides with at least MIN_VALUES values
-# (fewer cannot show a pattern either way). The same test within one mechanism is a warning.
+# side, pooled over the set (`validate --fairness` exits 1), counting only sides with at least MIN_VALUES
+# values (fewer cannot show a pattern either way). The same test within one mechanism is a warning.
 ORACLE_SHARE = 0.9
 MIN_VALUES = 5
 # A probe this close to the moment a value crosses an arm's cut-off is an exact-gap probe: the larger of one
