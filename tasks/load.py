@@ -488,7 +488,8 @@ class _FileReader:
         when = value
         if isinstance(value, str):
             try:
-                when = datetime.fromisoformat(value.strip())
+                text = value.strip()  # Python 3.10's parser takes no "Z" for UTC
+                when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
             except ValueError:
                 when = None
         if isinstance(when, date) and not isinstance(when, datetime):
