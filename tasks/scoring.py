@@ -526,9 +526,8 @@ def _form_matches(text: str, value: str, others: tuple[str, ...]) -> list[tuple[
     """The value's matches in its other spellings (`tasks.valueforms`): quantities, times and dates written
     another way, and short or re-prefixed forms of a Chinese value."""
     found = [(value, start, end) for start, end in form_spans(text, value)] if has_forms(value) else []
-    if has_cjk(value):
-        for form in literal_forms(value, others):
-            found += [(value, start, end) for start, end in _value_matches(text, form)]
+    for form in literal_forms(value, others):  # lru-cached; none for a value without CJK
+        found += [(value, start, end) for start, end in _value_matches(text, form)]
     return found
 
 

@@ -258,6 +258,7 @@ def form_spans(text: str, value: str) -> list[tuple[int, int]]:
     return _quantity_spans(text, value) + _time_spans(text, value) + _date_spans(text, value)
 
 
+@lru_cache(maxsize=4096)
 def has_forms(value: str) -> bool:
     """Whether the value can be written in other ways `form_spans` finds (a quantity, a time or a date)."""
     return _quantity(value) is not None or bool(_TIME_VALUE.match(value)) or bool(_DATE_VALUE.match(value))
