@@ -134,6 +134,9 @@ class ArmBase:
     OPTIONS: ClassVar[type | None] = None  # the frozen dataclass of its options; None = it takes none
     # True for arms whose model does the writing (the task's remember/forget specs are not applied).
     MODEL_MANAGED: ClassVar[bool] = False
+    # True for arms that drive a program outside this package (an MCP server, another memory system): they
+    # run when asked by name, never under `--arms all`, which must run on every machine that installs this.
+    EXTERNAL: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         self.options = options

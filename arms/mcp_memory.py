@@ -83,6 +83,7 @@ class _Entry:
 class McpMemoryArm(OwnStoreArm):
     name = "mcp-memory"
     OPTIONS = McpMemoryOptions
+    EXTERNAL = True  # its server is a program of its own: not part of `--arms all`
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

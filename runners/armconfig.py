@@ -124,13 +124,16 @@ def parse_overrides(assignments: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def comparable_arms() -> list[str]:
-    """`--arms all`: every arm of this repository that runs with any model (arms whose model does the writing
-    through tools need a model with function calling, so they are left out; so are installed plugins: `all`
-    is the same panel on every machine)."""
+    """`--arms all`: every arm of this repository that runs with any model, on any machine (arms whose model
+    does the writing through tools need a model with function calling, and arms that drive a program of their
+    own (`EXTERNAL`) need that program, so both are left out; so are installed plugins: `all` is the same
+    panel on every machine)."""
     return [
         name
         for name in available()
-        if name not in installed_plugins() and not getattr(create_arm(name), "MODEL_MANAGED", False)
+        if name not in installed_plugins()
+        and not getattr(arm := create_arm(name), "MODEL_MANAGED", False)
+        and not getattr(arm, "EXTERNAL", False)
     ]
 
 

@@ -56,8 +56,9 @@ def test_resolve_rejects_unknown_arms_duplicates_stray_sets_and_bad_options() ->
         resolve_arm_specs(["no-memory"], assignments=["no-memory.k=4"])
 
 
-def test_all_expands_to_every_arm_that_needs_no_function_calling() -> None:
+def test_all_expands_to_every_arm_that_needs_no_function_calling_and_no_program_of_its_own() -> None:
     names = [spec.name for spec in resolve_arm_specs(["all"])]
     assert {"no-memory", "full-memory", "amnesia", "retrieval", "claims", "memorybank"} <= set(names)
     assert "agent-managed" not in names
+    assert "mcp-memory" not in names  # its MCP server is a program of its own: `all` runs on any machine
     assert names == sorted(names)
