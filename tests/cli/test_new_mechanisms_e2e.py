@@ -1,6 +1,6 @@
 """Issue 31 end to end: a few shipped tasks of the new mechanisms run through `amnesia-bench run` and
 `report`; every probe that is not correct carries the failure code its mechanism and classification give, and
-the report prints the failure-code table and forgetting-aware success."""
+the report prints the failure-code table and forgetting-aware success, and the viewer shows the codes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from reports.build import build_report
+from reports.viewer.build import build_viewer
 from tasks.failures import failure_code
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
@@ -48,3 +49,8 @@ def test_new_mechanisms_run_with_failure_codes_and_report(tmp_path, run_ok) -> N
     # no memory: 4 of its 5 probes abstained (3 `abstained`, 1 `false-forget`), one deletion answered right
     assert "| no-memory | 5 | 0.0% " in failures
     assert "forgetting-aware success" in text
+    # the viewer's task files carry each probe's code (its timeline shows it beside the classification)
+    site = build_viewer([tmp_path / "run"], tmp_path / "site")
+    shown = "".join(path.read_text(encoding="utf-8") for path in (site / "data" / "tasks").glob("*.js"))
+    assert '"failure":"premise-accepted"' in shown and '"failure":"deletion-leak"' in shown
+    assert "r.failure" in (site / "viewer.js").read_text(encoding="utf-8")

@@ -109,9 +109,11 @@ def test_every_probe_value_was_written_before_the_probe_and_is_not_in_the_questi
 
 
 def test_most_fact_writes_have_a_key(shipped):
+    # implicit-change tasks are unkeyed by definition (nothing says the later note replaces the earlier one)
     facts = [
         spec
         for task in shipped
+        if "implicit-change" not in task.category
         for s in task.sessions
         for turn in s.turns
         for spec in turn.remember
