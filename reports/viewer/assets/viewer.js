@@ -479,6 +479,9 @@
           el("div", null, el("span", { className: "kind", text: "probe" }), badge(r.classification),
             r.mechanism ? el("span", { className: "mechanism", text: r.mechanism }) : null,
             r.failure ? el("span", { className: "failure", title: "failure code (docs/reports.md)", text: "failure: " + r.failure }) : null,
+            r.judge ? el("span", { className: "judge" + (r.judge !== r.classification && r.judge !== "unparsed" ? " judge-disagrees" : ""),
+              title: "model judge " + (r.judge_model || "") + " (docs/scoring.md): " + (r.judge_response || ""),
+              text: "judge: " + r.judge + (r.judge !== r.classification && r.judge !== "unparsed" ? " (disagrees)" : "") }) : null,
             r.fact_changed_at !== null && r.fact_changed_at !== undefined
               ? el("span", { className: "facts", text: "fact last written at " + duration(r.fact_changed_at) }) : null),
           el("div", null, r.expect.length ? valueList("expect", r.expect, matched.expect) : null,
