@@ -36,9 +36,8 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
-from relevance_harmful import BUDGETS, probe_outcomes
+from relevance_harmful import BUDGETS, probe_outcomes, sweep_points
 
-from amnesia_bench.sweep import load_sweep, run_sweep
 from reports.evidence import evidence_table
 from reports.logread import load_runs
 from tasks.importers.common import parse_ttl_policy
@@ -99,22 +98,6 @@ def arm_entries(names: list[str], extra: dict[str, object]) -> dict[str, dict[st
     return {
         f"rel-{name}": {"base": "amnesia-relevance", "options": {**CANDIDATES[name], **extra}}
         for name in names
-    }
-
-
-def sweep_points(out: Path, part: str, spec: dict[str, object], workers: int) -> dict[tuple[str, int], Path]:
-    """Run the sweep `spec` (a sweep file's fields) as OUT/<part>.yaml into OUT/<part>/ through
-    `amnesia-bench sweep`; returns (task path, budget) -> the point's run folder."""
-    path = out / f"{part}.yaml"
-    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
-    sweep = load_sweep(path)
-    run_sweep(sweep, out / part, sweep.points, workers=workers)
-    return {
-        (str(point.options.get("tasks", spec.get("tasks"))), int(point.options["budget"])): out
-        / part
-        / "points"
-        / point.id
-        for point in sweep.points
     }
 
 

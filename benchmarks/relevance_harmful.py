@@ -12,7 +12,8 @@ for a single memory), where the order alone decides which version the model sees
     python benchmarks/relevance_harmful.py                       # budgets 2000, 200, 100, 80, 70, 60, 50, 40
     python benchmarks/relevance_harmful.py --budgets 2000,150 --tasks tasks/harmful
 
-Scripted model, seed 0: the runs are deterministic.
+Scripted model, seed 0: the runs are deterministic. They are one sweep over the budgets (`amnesia-bench sweep`,
+amnesia_bench.sweep) in a temporary folder.
 """
 
 from __future__ import annotations
@@ -22,13 +23,31 @@ import sys
 import tempfile
 from pathlib import Path
 
-from amnesia_bench.api import run
+import yaml
+
+from amnesia_bench.sweep import load_sweep, run_sweep
 from tasks.logschema import read_log
 from tasks.scoring import asserted_values
 
 ARMS = ("amnesia", "amnesia-relevance")
 BUDGETS = "2000,200,100,80,70,60,50,40"  # down to one-line blocks: there the order alone picks the version
 Probe = tuple[str, int, int]  # task id, session index, turn index
+
+
+def sweep_points(out: Path, part: str, spec: dict[str, object], workers: int) -> dict[tuple[str, int], Path]:
+    """Run the sweep `spec` (a sweep file's fields) as OUT/<part>.yaml into OUT/<part>/ through
+    `amnesia-bench sweep`; returns (task path, budget) -> the point's run folder."""
+    path = out / f"{part}.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    sweep = load_sweep(path)
+    run_sweep(sweep, out / part, sweep.points, workers=workers)
+    return {
+        (str(point.options.get("tasks", spec.get("tasks"))), int(point.options["budget"])): out
+        / part
+        / "points"
+        / point.id
+        for point in sweep.points
+    }
 
 
 def probe_outcomes(run_dir: Path, arm: str) -> dict[Probe, tuple[bool, bool, str]]:
@@ -69,8 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     brought_back_total = 0
     with tempfile.TemporaryDirectory(prefix="relevance-harmful-") as folder:
+        spec = {"tasks": args.tasks, "arms": list(ARMS), "grid": {"budget": budgets}}
+        folders = sweep_points(Path(folder), "budgets", spec, workers=1)
         for budget in budgets:
-            out = run(args.tasks, ARMS, budget_tokens=budget, out=Path(folder) / str(budget), report=False)
+            out = folders[(args.tasks, budget)]
             strength, relevance = (probe_outcomes(out, arm) for arm in ARMS)
             probes = len(strength)
             brought_back = [p for p in strength if relevance[p][1] and not strength[p][1]]
