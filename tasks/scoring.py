@@ -66,7 +66,7 @@ from tasks.valueforms import form_spans, has_forms, literal_forms
 # A "." ends a clause before a space or the end (not inside "hooks.acme.io" or "3.12"), a "," or ":" unless
 # a digit follows ("5,000", "10:40").
 _CLAUSE_BREAK = re.compile(
-    r"\.(?=\s|$)|[,:](?!\d)|[;!?\n，。；：！？、]|\b(?:but|however|now|rather)\b|但是|但|而是|现在",
+    r"\.(?=\s|$)|[,:](?!\d)|[;!?\n，。；：！？、]|\b(?:but|however|now|rather(?!\s+than))\b|但是|但|而是|现在",
     re.IGNORECASE,
 )
 # A sentence ends at . ! ? followed by a space (not inside "hooks.acme.io" or "3.12") or at CJK stops.
@@ -83,7 +83,7 @@ _LATIN_NEGATION = re.compile(
     r"|\b(?:switched|changed|moved|replaced|upgraded|migrated|renamed|took\s+over|taking\s+over|handed\s+over"
     r"|up|down|raised|lowered|increased|decreased|bumped|reduced|cut|went|came|away|back)\s+(?:away\s+)?from"
     r"|\b(?:moved|switched|migrated|came|got)\s+off|\b(?:dropped|retired|ditched|abandoned|scrapped|deprecated"
-    r"|stopped\s+using|got\s+rid\s+of|phased\s+out|left|sold|moved\s+out\s+of|replaced|replacing|replaces"
+    r"|stopped\s+\w+ing|got\s+rid\s+of|phased\s+out|left|sold|moved\s+out\s+of|replaced|replacing|replaces"
     rf"|superseded|supersedes|succeeded|succeeds|overrides|overrode)(?:\s+the)?){_GAP}?)\s*$",
     re.IGNORECASE,
 )
@@ -104,7 +104,7 @@ _CJK_NEGATION = re.compile(
     r"|原先是|原先在|曾是|曾在|从前是|旧的是|不在|不用|搬出|搬离|卖了|卖掉了)\s*\S{0,2}$"
     r"|(?:原来|原先|本来|曾经|过去|从前|上周|上个月|去年)\S{0,3}$|^\s*(?:以前|之前)\S{0,3}$"
     r"|(?:别信|不要信|别相信|不要相信|忽略|无视|不可信的?)\S{0,6}$|(?:不|没)$"
-    r"|(?:取代|替代|代替|替换掉?|换掉|去掉|弃用|淘汰|没用|不用)了?\S{0,2}$"
+    r"|(?:取代|替代|代替|替换掉?|换掉|去掉|弃用|淘汰|没用|不用|接替|顶替|接手)了?\S{0,2}$"
 )
 # A past marker right after the value, in its clause: "X was vetoed", "X (old)", "X is the old one".
 _LATIN_PAST_AFTER = re.compile(
@@ -112,16 +112,18 @@ _LATIN_PAST_AFTER = re.compile(
     r"|spoofed|injected|wrong|incorrect)\s*\)"
     r"|(?:is|was|were|has\s+been|had\s+been)\s+(?:now\s+|also\s+)?(?:the\s+)?"
     r"(?:old|previous|former|earlier|outdated|obsolete|superseded|stale|replaced|swapped|vetoed|cancell?ed"
-    r"|dropped|retired|withdrawn|rejected|reverted)\b"
+    r"|dropped|retired|withdrawn|rejected|reverted|phased\s+out|discontinued|decommissioned|shut\s+down|removed)\b"
     r"|(?:before|previously|earlier|originally|formerly)\s*(?:[.,;:!?)]|$)"
     r"|(?:is|are|was|were|has|have)\s*(?:n't|\s+not|\s+no\s+longer)\b|(?:isn't|aren't|wasn't|hasn't)\b"
     r"|(?:had|held|ran|owned|did)\s+it\s+(?:before|previously|earlier|last\s+\w+)|behind\b)",
     re.IGNORECASE,
 )
+# (A demonstrative or a time may come between: "松林那间不用了", "李娜上周已经交班给王磊".)
 _CJK_PAST_AFTER = re.compile(
-    r"^[\s）)]*(?:已经|已|被|早就|早已)?(?:被)?(?:[换改调加提降减升变挪搬移]了?[到成为回]|(?:调整|更换|变更|更改|替换"
-    r"|切换)[为成到]|取消|作废|否决|弃用|停用"
-    r"|淘汰|解除|结束|过期|失效|到期|换下来|撤下|不用了?|不再用)|^[\s）)]*是(?:以前|之前|原来|旧)的"
+    r"^[\s）)]*(?:那间|那个|那边|那位|这间|这个)?(?:上周|昨天|前天|之前|上个月)?(?:已经|已|被|早就|早已)?(?:被)?"
+    r"(?:[换改调加提降减升变挪搬移]了?[到成为回]|(?:调整|更换|变更|更改|替换|切换)[为成到]|取消|作废|否决|弃用|停用"
+    r"|淘汰|解除|结束|过期|失效|到期|换下来|撤下|不用了?|不再用|交班|交接|移交|让位|休假|请假|离职|调走)"
+    r"|^[\s）)]*是(?:以前|之前|原来|旧)的"
     r"|^\s*只(?:持续)?到"
 )
 # Says that something lapsed (ended, was lifted, no longer applies) or is not to be believed; used for the

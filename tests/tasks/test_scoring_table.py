@@ -21,7 +21,7 @@ from tasks.scoring import classify
 from tasks.spec import MECHANISMS, ProbeSpec
 
 CORPUS = Path(__file__).with_name("scoring_corpus.jsonl")
-# Two later sets (33 + 29 answers to other probes), each labelled before the scorer changes it prompted.
+# Three later sets (33 + 29 + 37 answers to other probes), each labelled before the changes it prompted.
 FOLLOWUP = Path(__file__).with_name("scoring_followup.jsonl")
 
 ROOM = ProbeSpec(expect=("Juniper",), stale=("Aurora",))
@@ -92,7 +92,9 @@ CASES = [
     ("现在是龙井，之前是普洱。", DRINK_ZH, "correct"),
     ("验证饮品是普洱。", DRINK_ZH, "stale"),
     ("王磊（李娜请假）。", ONCALL_ZH, "correct"),  # a marked mention
-    ("王磊（李娜请假）。", ONCALL_ZH_UNMARKED, "stale"),  # the same answer, unmarked: both asserted
+    # the same answer without the phrase: "请假" (on leave) after a name marks it as no assertion anyway
+    ("王磊（李娜请假）。", ONCALL_ZH_UNMARKED, "correct"),
+    ("王磊，李娜也行。", ONCALL_ZH_UNMARKED, "stale"),  # both asserted
     ("预发环境已经不再冻结了。", FREEZE_ZH, "correct"),
     ("冻结到周五，现在已经过了。", FREEZE_ZH, "correct"),
     ("冻结已经解除，可以部署。", FREEZE_ZH, "correct"),
