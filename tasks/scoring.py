@@ -156,7 +156,8 @@ _LAPSED = re.compile(
 # A cue just before a lapse word turns it around: "hasn't expired", "not yet over", "还没结束".
 _LAPSE_DENIED = re.compile(
     r"(?:n't|\bnot|\byet|\bnever|还没有?|没有|未|尚未|没)\s*\S{0,3}\s*$"
-    r"|\b(?:until|till|once|after|when|as\s+soon\s+as|unless)\b(?:\s+(?!but\b)[\w'-]+){0,3}\s*$|(?:等到|直到|等)\S{0,6}$",
+    r"|\b(?:until|till|once|after|when|as\s+soon\s+as|unless|as\s+long\s+as|so\s+long\s+as|provided|assuming|if)\b"
+    r"(?:\s+(?!but\b)[\w'-]+){0,3}\s*$|(?:等到|直到|等|只要|如果)\S{0,6}$",
     re.IGNORECASE,
 )
 _ABSTENTIONS = (
@@ -192,6 +193,8 @@ _ABSTENTIONS = (
     "尚未确定",
     "没有定",
     "not aware of",
+    "no idea",
+    "no clue",
     "no longer have",
     "can't remember",
     "cannot remember",
@@ -243,7 +246,8 @@ _LEADING_NO = re.compile(
     r"^\W*(?:(?:no|nope|nah|none|nothing|negative)(?:\s+(?:right\s+now|at\s+the\s+moment|currently|today|now"
     r"|any\s?more))?\s*(?:[,.!;:—–-]|$)"
     r"|not\s+(?:any\s?more|any\s+longer|now|currently|right\s+now|at\s+the\s+moment|these\s+days|today)"
-    r"|i\s+don't\s+(?:think|believe)\s+so|i\s+doubt\s+it|not\s+(?:that\s+i\s+know(?:\s+of)?|as\s+far\s+as\s+i"
+    r"|i\s+don't\s+(?:think|believe)\s+so|i\s+doubt\s+it|not\s+that\s+i(?:'m|\s+am)\s+aware\s+of"
+    r"|not\s+(?:that\s+i\s+know(?:\s+of)?|as\s+far\s+as\s+i"
     r"\s+know)|没有|没了|不是|不用|不再|无|否)",
     re.IGNORECASE,
 )
@@ -285,6 +289,7 @@ _NOT_CLEARED = re.compile(
     r"\b(?:can't|can’t|cannot|can\s+not|couldn't|mustn't|must\s+not|shouldn't|should\s+not|won't"
     r"|not\s+(?:yet|allowed|permitted)|(?:isn't|aren't|is\s+not|are\s+not)\s+allowed|forbidden|prohibited"
     r"|no\s+way|hold\s+off|wait|until|till|once|as\s+soon\s+as|after|before|tomorrow|later|next|unless"
+    r"|as\s+long\s+as|so\s+long\s+as|provided|assuming|if(?!\s+you\s+(?:want|like|need|wish))"
     r"|except|still|first)\b"
     r"|\bonly\b"
     r"|\b(?:don't|don’t|do\s+not)\s+(?!(?:see|know|think|believe|recall|remember|have|need)\b)"

@@ -21,7 +21,7 @@ from tasks.scoring import classify
 from tasks.spec import MECHANISMS, ProbeSpec
 
 CORPUS = Path(__file__).with_name("scoring_corpus.jsonl")
-# Three later sets (33 + 29 + 37 answers to other probes), each labelled before the changes it prompted.
+# Four later sets (33 + 29 + 37 + 30 answers to other probes), labelled before the changes they prompted.
 FOLLOWUP = Path(__file__).with_name("scoring_followup.jsonl")
 
 ROOM = ProbeSpec(expect=("Juniper",), stale=("Aurora",))
