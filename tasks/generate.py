@@ -393,10 +393,10 @@ HARMFUL: tuple[Builder, ...] = (
     _expired_constraint,
     _poisoned_memory,
     _subagent_scratch_leak,
-    _implicit_change,
-    _false_premise,
-    _user_deleted,
 )
+# Issue 31's scenarios: only when `mechanisms` names them, so that a seed without `--mechanisms` keeps giving
+# the set it gave before (the gate's constructed regressions and the documented generated-set numbers).
+HARMFUL_BY_REQUEST: tuple[Builder, ...] = (_implicit_change, _false_premise, _user_deleted)
 # The mechanism of each builder's probes (`--mechanisms` keeps the builders whose mechanism it names).
 MECHANISM_OF: dict[Builder, str] = {
     _preference_continuation: "still-valid",
@@ -451,10 +451,12 @@ _HORIZON_SHAPE = {"week": (2, 2), "month": (3, 3), "quarter": (3, 4)}
 
 
 def builders_for(group: str, mechanisms: Sequence[str] | None = None) -> tuple[Builder, ...]:
-    """The builders of a helpful or harmful group, restricted to those whose probes test one of
-    `mechanisms` (None = all)."""
-    builders = HELPFUL if group == "helpful" else HARMFUL
-    return tuple(b for b in builders if mechanisms is None or MECHANISM_OF[b] in mechanisms)
+    """The builders of a helpful or harmful group whose probes test one of `mechanisms`; None = the default
+    mix (without HARMFUL_BY_REQUEST)."""
+    if mechanisms is None:
+        return HELPFUL if group == "helpful" else HARMFUL
+    builders = HELPFUL if group == "helpful" else HARMFUL + HARMFUL_BY_REQUEST
+    return tuple(b for b in builders if MECHANISM_OF[b] in mechanisms)
 
 
 def _add_horizon(draft: _Draft, scenario: _Scenario, horizon: str, mechanisms: Sequence[str] | None) -> None:
