@@ -41,6 +41,7 @@ ARMS = LazyRegistry(
         "claims": "arms.claims:ClaimsArm",
         "memorybank": "arms.memorybank:MemoryBankArm",
         "mcp-memory": "arms.mcp_memory:McpMemoryArm",
+        "langgraph-store": "arms.langgraph_store:LangGraphStoreArm",
     },
 )
 
@@ -75,6 +76,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "clue-folding-strict": ("clue-folding", {"fold_at_session_end": False, "recall": "auto"}),
     "memorybank-as-written": ("memorybank", {"formula": "as-written", "days_per_strength": 5.0}),
     "memorybank-code-intended": ("memorybank", {"formula": "intended", "days_per_strength": 5.0}),
+    # LangGraph's store with a 7-day TTLConfig renewed on every search (the issue-33 configuration).
+    "langgraph-store-7d": ("langgraph-store", {"default_ttl": "7d", "refresh_on_read": True}),
 }
 
 # One line per arm and variant for `amnesia-bench list arms`: what it does, in the same neutral words for all.
@@ -88,6 +91,8 @@ DESCRIPTIONS: dict[str, str] = {
     "claims": "claims with provenance, superseded by similarity; two-phase forgetting",
     "memorybank": "MemoryBank: retention exp(-t/S), renewed on recall, daily random drops",
     "mcp-memory": "an MCP memory server over stdio (server-memory, amnesia or a YAML profile)",
+    "langgraph-store": "LangGraph's SqliteStore: put, search (newest first), delete; TTL off by default",
+    "langgraph-store-7d": "langgraph-store with a 7-day TTL renewed on read, swept by the store",
     "amnesia-hard-ttl": "hard TTL (Redis EXPIRE): full strength to the deadline, no renewal",
     "amnesia-sliding-ttl": "sliding TTL (LangGraph store): each injection restarts the ttl",
     "amnesia-rank-decay": "decay that re-ranks and never hides (mem0): nothing forgotten by time",
