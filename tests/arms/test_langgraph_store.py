@@ -137,7 +137,10 @@ def run(args: list[str], exit_code: int) -> dict[str, list[dict[str, Any]]]:
 def test_the_stores_ttl_changes_outcomes_on_the_small_set(
     tmp_path, small_set_tasks, write_tasks, run_args, requirements
 ):
-    tasks = write_tasks(tmp_path / "tasks", small_set_tasks)
+    # Two of the four tasks (a worker process starts per pair): the fact change the TTL decides, and a
+    # preference it keeps within 2 days.
+    chosen = [task for task in small_set_tasks if task["id"] in ("harmful/verification-drink", "helpful/answer-language")]
+    tasks = write_tasks(tmp_path / "tasks", chosen)
     outcomes = {}
     for label, options in (("none", []), ("2d", ["--set", "langgraph-store.default_ttl=2d"])):
         logs = run(run_args(tasks, tmp_path / label, *options, arms="langgraph-store"), exit_code=0)
