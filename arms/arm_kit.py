@@ -203,6 +203,31 @@ class MemoryLog:
             )
         )
 
+    def write_spec(
+        self,
+        item_id: str,
+        spec: RememberSpec,
+        *,
+        scope: str,
+        owner_id: str | None,
+        ttl: float | None,
+        expires_at: float | None = None,
+    ) -> None:
+        """`write` for a task's write as given (content, kind, source, key, pin from `spec`), with the scope
+        and ttl the arm gave it."""
+        self.write(
+            item_id,
+            spec.content,
+            kind=spec.kind,
+            scope=scope,
+            owner_id=owner_id,
+            source=spec.source,
+            key=spec.key,
+            pinned=spec.pin,
+            ttl=ttl,
+            expires_at=expires_at,
+        )
+
     def touch(self, item_id: str, *, reason: str, strength: float | None = None) -> None:
         self.ctx.log(MemoryTouch(item_id=item_id, strength=strength, reason=reason))
 

@@ -219,15 +219,15 @@ class StoreWorker:
 class _Entry:
     """What the arm knows of one memory it put in the store (for scopes, selectors and the block's ages)."""
 
-    content: str
-    kind: str
+    spec: RememberSpec  # the write as the task gave it (content, kind, tags, key, source)
     scope: str
     owner_id: str | None
-    source: str
-    tags: tuple[str, ...]
-    key: str | None
     written_at: float
-    namespace: tuple[str, ...]
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        """The store's namespace of the memory: one per workspace, one per session."""
+        return ("session", self.owner_id) if self.owner_id is not None else ("workspace",)
 
 
 class LangGraphStoreArm(OwnStoreArm):
@@ -301,35 +301,26 @@ class LangGraphStoreArm(OwnStoreArm):
         scope, owner = scope_for(spec, session)
         item_id = f"lg-{self._next_id:04d}"
         self._next_id += 1
-        namespace = ("session", owner) if owner is not None else ("workspace",)
+        entry = _Entry(spec, scope, owner, self.now())
         # The store's default_ttl applies to every write; a pinned or `never` write is put without a ttl.
         never = spec.pin or spec.ttl == NEVER
         self._worker().call(
-            "put", namespace=list(namespace), key=item_id, text=spec.content, ttl=None if never else "default"
-        )
-        entry = _Entry(
-            spec.content, spec.kind, scope, owner, spec.source, spec.tags, spec.key, self.now(), namespace
+            "put",
+            namespace=list(entry.namespace),
+            key=item_id,
+            text=spec.content,
+            ttl=None if never else "default",
         )
         self.entries[item_id] = entry
         ttl = None if never or self.config.default_ttl is None else self.config.default_ttl
-        self.memlog.write(
-            item_id,
-            spec.content,
-            kind=spec.kind,
-            scope=scope,
-            owner_id=owner,
-            source=spec.source,
-            key=spec.key,
-            pinned=spec.pin,
-            ttl=ttl,
-            expires_at=None if ttl is None else self.now() + ttl,
-        )
+        expires_at = None if ttl is None else self.now() + ttl
+        self.memlog.write_spec(item_id, spec, scope=scope, owner_id=owner, ttl=ttl, expires_at=expires_at)
 
     def forget(self, spec: ForgetSpec) -> None:
         session = self._session()
         for item_id, entry in list(self.entries.items()):
             if visible_to(entry.scope, entry.owner_id, session) and forget_selects(
-                spec, content=entry.content, tags=entry.tags, key=entry.key
+                spec, content=entry.spec.content, tags=entry.spec.tags, key=entry.spec.key
             ):
                 self._delete(item_id, "manual")
 
@@ -354,7 +345,11 @@ class LangGraphStoreArm(OwnStoreArm):
         def line(item_id: str) -> str:
             entry = self.entries[item_id]
             return memory_line(
-                item_id, entry.kind, now - entry.written_at, entry.content, untrusted=entry.source == "auto"
+                item_id,
+                entry.spec.kind,
+                now - entry.written_at,
+                entry.spec.content,
+                untrusted=entry.spec.source == "auto",
             )
 
         def render(kept: list[str]) -> str:
@@ -374,7 +369,7 @@ class LangGraphStoreArm(OwnStoreArm):
             held = {item["key"] for item in left}
             for item_id in [item_id for item_id in self.entries if item_id not in held]:
                 entry = self.entries.pop(item_id)
-                self.memlog.forget(item_id, entry.content, reason="expired")
+                self.memlog.forget(item_id, entry.spec.content, reason="expired")
         return int(swept)
 
     # --- helpers ---------------------------------------------------------------------------------------
@@ -382,7 +377,7 @@ class LangGraphStoreArm(OwnStoreArm):
     def _delete(self, item_id: str, reason: str) -> None:
         entry = self.entries.pop(item_id)
         self._worker().call("delete", namespace=list(entry.namespace), key=item_id)
-        self.memlog.forget(item_id, entry.content, reason=reason)
+        self.memlog.forget(item_id, entry.spec.content, reason=reason)
 
     def _log_call(self, op: str, request: dict[str, Any], answer: dict[str, Any]) -> None:
         text = json.dumps(answer.get("ok", answer.get("error")), ensure_ascii=False)
