@@ -3,6 +3,9 @@
 Global options come before the command: `--db PATH` (default `~/.amnesia/memory.db`, or env AMNESIA_DB),
 `--create` (allow a --db folder that does not exist yet), `--config FILE` (YAML/TOML, or env
 AMNESIA_CONFIG), `--json` (print the view as JSON instead of text), `--version`.
+Every engine command takes `--workspace NAME` (seed §10.2; default `default`): the isolation domain its
+memories and audit live in, within the one database. `audit` also spells it `--project` (the seed's
+`audit --project X`).
 Bad input of any kind prints one line `error: ...` on stderr and exits 2, with no traceback.
 """
 
@@ -37,6 +40,10 @@ DISTRIBUTION = "dsh-memory-forget"
 STDIN_LIMIT = 1024 * 1024  # bytes `remember -` reads at most; a memory is one short sentence
 TIME_FIELDS = ("created_at", "last_accessed_at", "expires_at", "stale_at", "hard_expires_at")
 DURATION_FIELDS = ("ttl", "remaining")
+DEFAULT_WORKSPACE = "default"
+MAX_WORKSPACE_CHARS = 128
+_WORKSPACE_HELP = "The workspace (isolation domain) to act in."
+Workspace = Annotated[str, typer.Option("--workspace", metavar="NAME", help=_WORKSPACE_HELP)]
 
 app = typer.Typer(
     name="dsh-memory-forget",
@@ -56,7 +63,9 @@ class CliState:
     create: bool = False  # --create: the database's folder may be created
 
     @contextmanager
-    def engine(self) -> Iterator[Amnesia]:
+    def engine(self, workspace: str = DEFAULT_WORKSPACE) -> Iterator[Amnesia]:
+        """The engine over the --db store, in `workspace` (checked before the store is opened)."""
+        check_workspace(workspace)
         config = Config.load(self.config_file)
         path = Path(self.db if self.db is not None else config.db_path).expanduser()
         # A typo in a path must not silently grow a folder tree; the documented default may be created.
@@ -64,7 +73,7 @@ class CliState:
             raise InvalidInput(f"db: folder {shown(path.parent)} does not exist; create it or pass --create")
         store = SQLiteStore(path, lock_timeout=config.lock_timeout)
         try:
-            yield Amnesia(store=store, config=config, clock=self.clock)
+            yield Amnesia(store=store, config=config, clock=self.clock, workspace_id=workspace)
         finally:
             store.close()
 
@@ -89,6 +98,16 @@ class CliState:
         else:
             for line in lines:
                 typer.echo(line)
+
+
+def check_workspace(name: str) -> None:
+    """A workspace name: 1 to MAX_WORKSPACE_CHARS printable characters, not only spaces."""
+    if not name.strip():
+        raise InvalidInput("--workspace: expected a name, got an empty string")
+    if len(name) > MAX_WORKSPACE_CHARS:
+        raise InvalidInput(f"--workspace: at most {MAX_WORKSPACE_CHARS} characters, got {len(name)}")
+    if not name.isprintable():
+        raise InvalidInput(f"--workspace: {shown(name)} holds a control character")
 
 
 def _state(ctx: typer.Context) -> CliState:
@@ -169,11 +188,12 @@ def _plug_line(state: CliState, plug: dict[str, Any]) -> str:
 
 
 def _memory_lines(state: CliState, verb: str, view: dict[str, Any]) -> list[str]:
-    life = (
-        "pinned"
-        if view["pinned"]
-        else f"ttl {format_duration(view['ttl'])}, {state.until(view['expires_at'])}"
-    )
+    if view["pinned"]:
+        life = "pinned"
+    elif view["ttl"] is None:  # default_ttl 0: no expiry by default (seed §6.8)
+        life = "no ttl, never expires"
+    else:
+        life = f"ttl {format_duration(view['ttl'])}, {state.until(view['expires_at'])}"
     lines = [f"{verb} {view['id']} ({view['kind']}, {view['scope']}, {life})"]
     lines += [f"superseded {old}" for old in view.get("superseded", ())]
     lines += [f"evicted {old} to make room" for old in view.get("evicted", ())]
@@ -201,6 +221,7 @@ def remember(
     ] = None,
     supersedes: Annotated[str | None, typer.Option(help="Id of the memory this one replaces.")] = None,
     curve: Annotated[CurveChoice | None, typer.Option()] = None,
+    workspace: Workspace = DEFAULT_WORKSPACE,
 ) -> None:
     """Remember CONTENT for a limited time."""
     state = _state(ctx)
@@ -212,7 +233,7 @@ def remember(
         options["ttl"] = parse_duration(ttl, field="--ttl")
     if content == "-":
         content = _read_stdin()
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         view = engine.remember(
             content,
             kind=kind,
@@ -241,6 +262,7 @@ def forget(
     owner: Annotated[str | None, typer.Option(help="Only memories owned by this session/team.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Forget everything (needs --yes).")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Confirm --all.")] = False,
+    workspace: Workspace = DEFAULT_WORKSPACE,
 ) -> None:
     """Forget memories now: by ID, --query, --tag, --scope/--owner, or --all --yes."""
     state = _state(ctx)
@@ -248,7 +270,7 @@ def forget(
         raise InvalidInput("forget: give an ID, --query, --tag, --scope/--owner, or --all --yes")
     if all_ and not yes:
         raise InvalidInput("--all: forgetting everything needs --yes")
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         summary = engine.forget(
             memory_id,
             query=query,
@@ -265,10 +287,10 @@ def forget(
 
 
 @app.command()
-def status(ctx: typer.Context) -> None:
+def status(ctx: typer.Context, workspace: Workspace = DEFAULT_WORKSPACE) -> None:
     """Counts per status, tokens, next expiry, the last forgets and the last injection."""
     state = _state(ctx)
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         view = engine.status().to_dict()
     counts = " · ".join(f"{name} {count}" for name, count in view["counts"].items())
     lines = [counts, f"tokens {view['tokens']} · bytes {view['bytes']}"]
@@ -299,10 +321,13 @@ def audit(
     verify: Annotated[
         str | None, typer.Option(metavar="TEXT", help="Which forgotten items had exactly this content.")
     ] = None,
+    workspace: Annotated[
+        str, typer.Option("--workspace", "--project", metavar="NAME", help=_WORKSPACE_HELP)
+    ] = DEFAULT_WORKSPACE,
 ) -> None:
     """The forget trail: id, kind, reason, time and a keyed hash of the content (never the content)."""
     state = _state(ctx)
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         if verify is not None:
             entries = [entry.to_dict() for entry in engine.verify(verify)]
             verdict = f"{len(entries)} forgotten item(s) had exactly this content"
@@ -319,19 +344,24 @@ def recall(
     query: Annotated[str, typer.Argument(help="Words to look for.")],
     limit: Annotated[int | None, typer.Option(min=1, help="At most this many matches.")] = None,
     owner: Annotated[str | None, typer.Option(help="Also search this session's memories.")] = None,
+    workspace: Workspace = DEFAULT_WORKSPACE,
 ) -> None:
     """Find memories matching QUERY and renew each match."""
     state = _state(ctx)
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         plugs = [plug.to_dict() for plug in engine.recall(query, owner_id=owner, limit=limit)]
     state.emit({"items": plugs}, [_plug_line(state, p) for p in plugs] or ["no memory matches"])
 
 
 @app.command()
-def restore(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+def restore(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    workspace: Workspace = DEFAULT_WORKSPACE,
+) -> None:
     """Plug a forgotten memory back from the audit (restorable mode only); it gets a new id."""
     state = _state(ctx)
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         view = engine.restore(memory_id).to_dict()
     state.emit(view, _memory_lines(state, f"restored {memory_id} as", view))
 
@@ -345,11 +375,12 @@ def preview(
         str | None,
         typer.Option(help="The user's text: ranks the block when injection_order is relevance."),
     ] = None,
+    workspace: Workspace = DEFAULT_WORKSPACE,
 ) -> None:
     """Dry run of injection: the block a prompt would get, why each item is in or out and why it ranks
     where it does (renews nothing)."""
     state = _state(ctx)
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         plan = engine.preview(budget, owner_id=owner, query=query).to_dict()
         ignored = query is not None and plan["query"] is None and engine.config.injection_order == "strength"
     lines = [plan["block"] or f"(nothing to inject, 0/{plan['budget_tokens']} tokens)"]
@@ -364,10 +395,10 @@ def preview(
 
 
 @app.command()
-def sweep(ctx: typer.Context) -> None:
+def sweep(ctx: typer.Context, workspace: Workspace = DEFAULT_WORKSPACE) -> None:
     """Settle every memory now and forget what is due."""
     state = _state(ctx)
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         result = engine.sweep().to_dict()
     reasons = ", ".join(f"{reason} {count}" for reason, count in result["by_reason"].items())
     state.emit(
@@ -380,19 +411,27 @@ def sweep(ctx: typer.Context) -> None:
 
 
 @app.command()
-def promote(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+def promote(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    workspace: Workspace = DEFAULT_WORKSPACE,
+) -> None:
     """Move a session memory to the workspace so it outlives its task."""
     state = _state(ctx)
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         plug = engine.promote(memory_id).to_dict()
     state.emit(plug, [f"promoted {plug['id']} to {plug['scope']}"])
 
 
 @app.command()
-def inspect(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+def inspect(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    workspace: Workspace = DEFAULT_WORKSPACE,
+) -> None:
     """Everything about one live memory: strength, remaining life, scope, trust."""
     state = _state(ctx)
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         detail = engine.inspect(memory_id)
     if detail is None:
         raise NotFound(f"{shown(memory_id)}: no live memory with that id")
@@ -416,10 +455,11 @@ def plugs(
     ctx: typer.Context,
     scope: Annotated[ScopeChoice | None, typer.Option()] = None,
     owner: Annotated[str | None, typer.Option(help="Only memories owned by this session/team.")] = None,
+    workspace: Workspace = DEFAULT_WORKSPACE,
 ) -> None:
     """List the live memories (without renewing them)."""
     state = _state(ctx)
-    with state.engine() as engine:
+    with state.engine(workspace) as engine:
         views = [plug.to_dict() for plug in engine.plugs(scope)]
     views = [view for view in views if owner is None or view["owner_id"] == owner]
     state.emit({"items": views}, [_plug_line(state, v) for v in views] or ["no live memories"])
@@ -455,9 +495,11 @@ def mcp(
             "--sub-agent", help="With --owner: the client is that sub-agent; it sees only its session."
         ),
     ] = False,
+    workspace: Workspace = DEFAULT_WORKSPACE,
 ) -> None:
     """Serve this store over MCP (tools, memory-block resource and prompt); needs the optional mcp extra."""
     state = _state(ctx)
+    check_workspace(workspace)
     try:
         from amnesia.mcp_server import serve
     except ModuleNotFoundError as missing:
@@ -476,6 +518,7 @@ def mcp(
         clock=state.clock,
         owner=owner,
         sub_agent=sub_agent,
+        workspace=workspace,
     )
 
 

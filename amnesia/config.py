@@ -56,7 +56,7 @@ _BOOL_WORDS = {
 
 @dataclass(frozen=True)
 class Config:
-    default_ttl: float = 30 * 86_400.0  # seconds; used when remember() gets no ttl
+    default_ttl: float = 30 * 86_400.0  # seconds; used when remember() gets no ttl (0: no expiry by default)
     default_curve: str = "ebbinghaus"  # flat | linear | ebbinghaus
     decay_k: float = 3.0  # ebbinghaus tau = ttl / k
     stale_strength: float = 0.3  # below: never injected, still recallable
@@ -108,7 +108,9 @@ class Config:
         self.validate()
 
     def validate(self) -> None:
-        _require(self.default_ttl > 0, "default_ttl", self.default_ttl, "must be > 0")
+        _require(
+            self.default_ttl >= 0, "default_ttl", self.default_ttl, "must be >= 0 (0: no expiry by default)"
+        )
         _require(
             self.default_curve in CURVES, "default_curve", self.default_curve, f"expected {'|'.join(CURVES)}"
         )

@@ -121,9 +121,10 @@ def _check_size(size_bytes: int, max_item_bytes: int) -> None:
         raise InvalidInput(f"content: {size_bytes} bytes exceeds max_item_bytes ({max_item_bytes})")
 
 
-def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool) -> None:
+def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool, ttl_required: bool = True) -> None:
     """`validate_item`'s checks of a built item whose content is a string; `choices` False skips the kind,
-    scope and source choices (`new_item` has checked them already)."""
+    scope and source choices (`new_item` has checked them already); `ttl_required` False lets an unpinned
+    item have no ttl (it came from a `default_ttl` of 0: no expiry by default, seed §6.8)."""
     if (
         not item.content or item.content.isspace()
     ):  # nothing but whitespace: `not content.strip()`, less a copy
@@ -141,7 +142,7 @@ def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool) -> No
         raise InvalidInput("owner_id: workspace memories have no owner (use scope session or team)")
     if item.scope != "workspace" and not item.owner_id:
         raise InvalidInput(f"owner_id: required for scope {item.scope}")
-    if item.ttl is None and not item.pinned:
+    if item.ttl is None and not item.pinned and ttl_required:
         raise InvalidInput("ttl: may be null only for pinned memories")
     if item.ttl is not None and (not math.isfinite(item.ttl) or item.ttl <= 0):
         raise InvalidInput(f"ttl: must be a positive number of seconds, got {item.ttl!r}")
@@ -161,10 +162,13 @@ def _check_fields(item: MemoryItem, max_item_bytes: int, *, choices: bool) -> No
 
 
 def resolve_ttl(ttl: Any, pin: bool, config: Config) -> float | None:
-    """Seconds of shelf life for a write: UNSET -> the default (none for a pin), a duration -> seconds."""
+    """Seconds of shelf life for a write: UNSET -> the default (none for a pin, or when `default_ttl` is 0:
+    no expiry by default, seed §6.8), a duration -> seconds; None only for a pin."""
     if ttl is UNSET:
-        return None if pin else config.default_ttl
+        return None if pin or not config.default_ttl else config.default_ttl
     if ttl is None:
+        if not pin:
+            raise InvalidInput("ttl: may be null only for pinned memories")
         return None
     try:
         seconds = parse_duration(ttl, field="ttl")
@@ -304,5 +308,6 @@ def new_item(
         and content
     ):
         return item
-    _check_fields(item, config.max_item_bytes, choices=False)  # validate_item, less the choices made above
+    # validate_item, less the choices made above (an unpinned item without a ttl got it from resolve_ttl)
+    _check_fields(item, config.max_item_bytes, choices=False, ttl_required=False)
     return item

@@ -448,9 +448,11 @@ def _engine_errors() -> Iterator[None]:
         raise MCPError(code=code, message=one_line(error)) from None
 
 
-def open_engine(db: Path | None, config_file: Path | None, *, in_memory: bool, clock: Clock) -> Amnesia:
-    """The engine the server runs on: config from the file/env (`Config.load`), the SQLite store at `db`
-    (default: the config's db_path), or a store in memory that ends with the process."""
+def open_engine(
+    db: Path | None, config_file: Path | None, *, in_memory: bool, clock: Clock, workspace: str = "default"
+) -> Amnesia:
+    """The engine the server runs on, in `workspace`: config from the file/env (`Config.load`), the SQLite
+    store at `db` (default: the config's db_path), or a store in memory that ends with the process."""
     if in_memory and db is not None:
         raise InvalidInput("--in-memory: the store is either in memory or at --db PATH, not both")
     config = Config.load(config_file)
@@ -460,7 +462,7 @@ def open_engine(db: Path | None, config_file: Path | None, *, in_memory: bool, c
         store = SQLiteStore(
             Path(db if db is not None else config.db_path).expanduser(), lock_timeout=config.lock_timeout
         )
-    return Amnesia(store=store, config=config, clock=clock)
+    return Amnesia(store=store, config=config, clock=clock, workspace_id=workspace)
 
 
 def serve(
@@ -474,6 +476,7 @@ def serve(
     clock: Clock | None = None,
     owner: str | None = None,
     sub_agent: bool = False,
+    workspace: str = "default",
 ) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP); `clock`: the
     wall clock unless given (the CLI's `--clock-file`). The client is the main agent, in session `owner` if
@@ -488,7 +491,7 @@ def serve(
         raise InvalidInput("--sub-agent: needs --owner ID (the sub-agent's own session)")
     caller = Caller(owner, include_workspace=not sub_agent)
     clock = clock if clock is not None else SystemClock()
-    engine = open_engine(db, config_file, in_memory=in_memory, clock=clock)
+    engine = open_engine(db, config_file, in_memory=in_memory, clock=clock, workspace=workspace)
     memory = MemoryServer(engine, caller=caller)
     interval = engine.config.sweep_interval
     try:

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from amnesia.caller import Caller
 from amnesia.checks import shown
-from amnesia.durations import MAX_DURATION_SECONDS
-from amnesia.errors import AmnesiaError, one_line
+from amnesia.durations import MAX_DURATION_SECONDS, parse_duration
+from amnesia.errors import AmnesiaError, NotFound, NotRestorable, one_line
 from amnesia.item import MAX_KEY_CHARS, MAX_TAG_CHARS, MAX_TAGS, resolve_ttl
 
 if TYPE_CHECKING:
@@ -69,6 +69,14 @@ _TTL = {
     "maximum": MAX_DURATION_SECONDS,
     "description": "Shelf life: a duration like '15m', '2h30m', '7d', '1w', or seconds. "
     "Omit for the default; null only together with pin=true.",
+}
+MAX_TTL_MS = int(MAX_DURATION_SECONDS * 1000)  # the seed's ttlMs: the same bound as ttl, in milliseconds
+_TTL_MS = {
+    "type": ["integer", "null"],
+    "minimum": 1,
+    "maximum": MAX_TTL_MS,
+    "description": "The seed's name for the shelf life, in milliseconds (86400000 = 1 day); give ttl or "
+    "ttlMs, not two different values. null only together with pin=true.",
 }
 _ID = {
     "type": "string",
@@ -114,6 +122,7 @@ TOOLS: list[dict[str, Any]] = [
             },
             "kind": {"type": "string", "enum": list(KINDS), "description": "Default 'fact'."},
             "ttl": _TTL,
+            "ttlMs": _TTL_MS,
             "pin": {
                 "type": "boolean",
                 "description": "Keep until explicitly forgotten (needs a user request).",
@@ -369,6 +378,7 @@ def _remember(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str,
         )
     if scope == "session" and agent.owner_id is None:
         raise ToolError("scope: there is no current session to write a session memory to", "scope")
+    _merge_ttl_ms(args)
     if args.get("pin") and args.get("ttl") is not None:  # seed §6.3: pin means ttl omitted or null
         raise ToolError("ttl: a pinned memory is kept until forgotten; omit ttl or pass null", "ttl")
     options: dict[str, Any] = {"ttl": args["ttl"]} if "ttl" in args else {}
@@ -391,7 +401,37 @@ def _remember(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str,
         **options,
     )
     written = view.to_dict()
-    return {field: written[field] for field in REMEMBER_RESULT_FIELDS}
+    result = {field: written[field] for field in REMEMBER_RESULT_FIELDS}
+    # The seed's own names beside ours (§6.3: `{id, ttlMs, expiresAt}`), in milliseconds of the engine clock.
+    result["ttlMs"] = _milliseconds(written["ttl"])
+    result["expiresAt"] = _milliseconds(written["expires_at"])
+    return result
+
+
+def _milliseconds(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1000)
+
+
+def _merge_ttl_ms(args: dict[str, Any]) -> None:
+    """Fold the seed's `ttlMs` into `ttl` (seconds). Both given: refused unless they name the same shelf
+    life, so a call never has a precedence rule to guess."""
+    if "ttlMs" not in args:
+        return
+    ttl_ms = args.pop("ttlMs")
+    seconds = None if ttl_ms is None else ttl_ms / 1000
+    if "ttl" in args:
+        given = args["ttl"]
+        same = given is None and seconds is None
+        if given is not None and seconds is not None:
+            try:
+                same = round(parse_duration(given, field="ttl") * 1000) == ttl_ms
+            except ValueError as error:
+                raise ToolError(one_line(error), "ttl") from None
+        if not same:
+            raise ToolError(
+                f"ttlMs: {_brief(ttl_ms)} disagrees with ttl {_brief(given)}; give one of them", "ttlMs"
+            )
+    args["ttl"] = seconds
 
 
 def _forget(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
@@ -433,7 +473,12 @@ def _recall(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, A
 
 
 def _restore(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
-    return engine.restore(args["id"], agent.caller).to_dict()
+    """The restored memory, or `{"rejected": reason}` when it cannot come back (seed §6.2: restorable mode
+    off, an id the agent never could see or that was never forgotten, already restored, past its deadline)."""
+    try:
+        return engine.restore(args["id"], agent.caller).to_dict()
+    except (NotRestorable, NotFound) as refusal:
+        return {"rejected": one_line(refusal)}
 
 
 def _preview(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
