@@ -150,11 +150,16 @@ def strength(item: MemoryItem, now: float, config: Config) -> float:
     return base
 
 
+def past_deadline(item: MemoryItem, now: float) -> bool:
+    """Whether the item's hard `expires_at` has passed (no access moves it)."""
+    return item.expires_at is not None and now >= item.expires_at
+
+
 def due_reason(item: MemoryItem, now: float, config: Config) -> str | None:
     """Why the item must be forgotten now ("expired" or "stale"), or None when it may stay."""
     if item.pinned or not config.auto_expire:
         return None
-    if item.expires_at is not None and now >= item.expires_at:
+    if past_deadline(item, now):
         return "expired"
     if not forgets_by_time(config):
         return None
@@ -212,3 +217,9 @@ def stale_at(item: MemoryItem, config: Config) -> float | None:
 def boost(current: float, config: Config) -> float:
     """Strength after a touch: min(1, s*1.5 + 0.1) with the default multiplier and increment."""
     return min(1.0, current * config.touch_multiplier + config.touch_increment)
+
+
+def revived(current: float, config: Config) -> float:
+    """Strength after a use: the boost, and at least the stale threshold. Seed §5.3 says a recall hit brings
+    a stale or due item back to *active*, which the boost alone (0.1 from a strength of 0) would not."""
+    return max(boost(current, config), stale_threshold(config))

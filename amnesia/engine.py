@@ -326,12 +326,22 @@ class Amnesia:
         if items:
             self.store.commit(self.workspace_id, save=items)
 
+    def _revivable(self, item: MemoryItem, now: float) -> bool:
+        """Whether a recall hit on `item` may revive it (seed §5.3): it is live, or due but not yet swept —
+        still stored — and due only by idleness or decay. A hard `expires_at` is a deadline no access moves:
+        an item past it is never revived."""
+        return decay.due_reason(item, now, self.config) is None or not decay.past_deadline(item, now)
+
     def touch(self, id: str) -> views.PlugView | None:
-        """A recall hit: restart the decay clock and boost strength (revives a stale memory)."""
+        """A recall hit: restart the decay clock and boost strength. Revives a stale memory, and one that is
+        due but not yet swept (seed §5.3) unless its hard deadline has passed (then it is forgotten now)."""
         self._sync()
         now = self.clock.now()
-        item = self._live(id, now)
+        item = self._index.items.get(id)
         if item is None:
+            return None
+        if not self._revivable(item, now):
+            self._forget_items([item], "expired", now)
             return None
         self._touch_all([item], now, "recall")
         return views.plug_view(item, now, self.config)
@@ -344,16 +354,20 @@ class Amnesia:
         limit: int | None = None,
         include_workspace: bool = True,
     ) -> list[views.PlugView]:
-        """Live memories (stale included) visible to the caller that match `query`, strongest first; each is
-        touched (full renewal, whatever renew_on_inject says)."""
+        """Stored memories visible to the caller that match `query`, strongest first; each is touched (full
+        renewal, whatever renew_on_inject says). Seed §5.3: a hit revives a stale memory, and one that is due
+        but not yet swept; it comes back active. What is due and not hit — or past its hard deadline — is
+        forgotten after the hits are renewed."""
         self._sync()
         check_query(query)
         if limit is not None:
             check_count("limit", limit, minimum=1)
         now = self.clock.now()
-        strengths, _, _ = self._forget_due(now)
-        hits = self._index.recall_hits(query, strengths, owner_id, include_workspace, limit)
+        strengths = self._index.strengths(now)
+        found = self._index.recall_hits(query, strengths, owner_id, include_workspace, None)
+        hits = [item for item in found if self._revivable(item, now)][:limit]
         self._touch_all(hits, now, "recall")
+        self._forget_due(now)
         return [views.plug_view(item, now, self.config) for item in hits]
 
     # ------------------------------------------------------------------ injection

@@ -363,10 +363,11 @@ class ItemIndex:
         return hits
 
     def touch(self, item: MemoryItem, now: float) -> None:
-        """A use: boost the strength, restart the decay clock and, on the N-th access with
-        promote_after_accesses, stretch the ttl (never past the untrusted cap)."""
+        """A use: boost the strength (to at least the stale threshold: a use makes an item active, seed §5.3),
+        restart the decay clock and, on the N-th access with promote_after_accesses, stretch the ttl (never
+        past the untrusted cap)."""
         config = self.config
-        item.strength = decay.boost(decay.strength(item, now, config), config)
+        item.strength = decay.revived(decay.strength(item, now, config), config)
         item.last_accessed_at = now
         item.access_count += 1
         item.status = "active"

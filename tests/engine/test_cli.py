@@ -380,3 +380,51 @@ def test_remember_dash_refuses_a_terminal_instead_of_waiting(cli_process: Cli) -
         os.close(terminal)
         os.close(controller)
     assert_bad_input(result, "standard input")
+
+
+def test_every_engine_command_acts_in_the_workspace_it_is_given(cli: Cli) -> None:
+    """Seed §10.2: one database, isolated workspaces; `audit --project X` is `audit --workspace X`."""
+    ours = cli.json("remember", "Harbor office opens at nine.", "--ttl", "7d", "--workspace", "harbor")
+    other = cli.json("remember", "Harbor office opens at ten.", "--ttl", "7d")
+    assert [p["id"] for p in cli.json("plugs", "--workspace", "harbor")["items"]] == [ours["id"]]
+    assert [p["id"] for p in cli.json("recall", "harbor", "--workspace", "harbor")["items"]] == [ours["id"]]
+    assert cli.json("inspect", ours["id"], "--workspace", "harbor")["id"] == ours["id"]
+    assert_bad_input(cli.run("inspect", ours["id"]), ours["id"])  # not in the default workspace
+    assert "opens at nine" in cli.json("preview", "--workspace", "harbor")["block"]
+    assert cli.json("status", "--workspace", "harbor")["counts"]["active"] == 1
+    assert cli.json("sweep", "--workspace", "harbor")["settled"] == 1
+    assert cli.json("forget", "--all", "--yes", "--workspace", "harbor")["ids"] == [ours["id"]]
+    assert [e["item_id"] for e in cli.json("audit", "--project", "harbor")["entries"]] == [ours["id"]]
+    assert [e["item_id"] for e in cli.json("audit", "--workspace", "harbor")["entries"]] == [ours["id"]]
+    assert cli.json("audit")["entries"] == []
+    assert [p["id"] for p in cli.json("plugs")["items"]] == [other["id"]]
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [("", "expected a name"), (" ", "expected a name"), ("w" * 129, "at most 128"), ("a\tb", "control")],
+)
+def test_a_bad_workspace_name_is_one_line_exit_2(cli: Cli, value: str, fragment: str) -> None:
+    assert_bad_input(cli.run("status", "--workspace", value), "--workspace", fragment)
+    assert_bad_input(cli.run("audit", "--project", value), "--workspace", fragment)
+    assert not cli.db.exists()  # refused before the store was opened
+
+
+def test_a_default_ttl_of_zero_keeps_a_memory_without_a_ttl(
+    cli: Cli, clock_file: ClockFile, tmp_path: Path
+) -> None:
+    config = tmp_path / "amnesia.yaml"
+    config.write_text("default_ttl: 0\n")
+    at = ("--config", str(config), *clock_file.args())
+    assert "no ttl, never expires" in cli.ok(*at, "remember", "The office is on the third floor.")
+    clock_file.advance(10 * 365 * 86_400)
+    assert cli.json(*at, "status")["counts"]["active"] == 1
+
+
+def test_a_recall_through_the_cli_revives_a_due_memory(cli: Cli, clock_file: ClockFile) -> None:
+    at = clock_file.args()
+    view = cli.json(*at, "remember", "The descaler is under the sink.", "--ttl", "10s", "--curve", "flat")
+    clock_file.advance(11)
+    (hit,) = cli.json(*at, "recall", "descaler")["items"]
+    assert (hit["id"], hit["status"]) == (view["id"], "active")
+    assert cli.json(*at, "audit")["entries"] == []

@@ -171,7 +171,7 @@ BAD_CALLS = [
     ("amnesia_remember", {"content": "my key is sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"}),
     ("amnesia_recall", {"query": "build", "limit": 99}),
     ("amnesia_forget", {"all": True}),
-    ("amnesia_restore", {"id": "m-000000000000"}),
+    ("amnesia_remember", {"content": "The build is green.", "ttl": "1d", "ttlMs": 5}),
     ("amnesia_teleport", {}),
 ]
 
@@ -437,8 +437,8 @@ def test_each_scope_config_audits_restores_and_forgets_only_what_it_could_recall
                         not result.is_error and result.structured_content["content"] == f"gone {place}-marker"
                     )
                     restored.add(result.structured_content["id"])
-                else:  # answered exactly as an unknown id
-                    assert result.is_error
+                else:  # rejected exactly as an unknown id is (seed §6.2: a result, not a tool error)
+                    assert not result.is_error and set(result.structured_content) == {"rejected"}
                     assert result.content[0].text == unknown.content[0].text.replace(
                         "m-ffffffffffff", item_id
                     )

@@ -103,7 +103,7 @@ def test_restore_reaches_only_what_the_caller_could_recall(kind: str) -> None:
         if name in CALLERS[kind]:
             assert result["content"] == marker(name)
         else:  # answered as an unknown id would be: nothing restored, nothing revealed
-            assert result == {"error": unknown["error"].replace("m-ffffffffffff", item_id)}
+            assert result == {"rejected": unknown["rejected"].replace("m-ffffffffffff", item_id)}
             assert_only(text, set())
     live = {view.content for view in engine.plugs()}
     assert live == {marker(name) for name in CALLERS[kind]}
@@ -212,3 +212,17 @@ def test_audit_restore_and_forget_reach_exactly_what_recall_reaches(
     assert restored == recalled
     assert len(engine.forget(all=True, confirm=True, caller=caller).ids) == len(recalled)
     assert len(engine.plugs()) == 0
+
+
+@pytest.mark.parametrize("kind", sorted(CALLERS))
+def test_a_recall_revives_only_what_the_caller_could_recall(kind: str) -> None:
+    """Seed §5.3 revival through the tool: every memory is due but unswept; the caller's recall brings back
+    its own and reveals nothing else; what it could not see is forgotten by the same call."""
+    engine = make_engine()
+    ids = write_all(engine)
+    engine.clock.advance(8 * 86_400)  # past every ttl: all due, none swept
+    result, text = tool(agent_for(engine, kind), "amnesia_recall", {"query": "harbor", "limit": 20})
+    assert {item["id"] for item in result["items"]} == {ids[name] for name in CALLERS[kind]}
+    assert all(item["status"] == "active" for item in result["items"])
+    assert_only(text, CALLERS[kind])
+    assert {view.content for view in engine.plugs()} == {marker(name) for name in CALLERS[kind]}

@@ -89,7 +89,6 @@ def test_bad_arguments_come_back_as_an_error_naming_the_field(name, arguments, f
         ("amnesia_remember", "{not json", "not valid JSON"),
         ("amnesia_remember", "[1, 2]", "expected a JSON object"),
         ("amnesia_forget", {}, "needs one of"),
-        ("amnesia_restore", {"id": "m-missing"}, ""),
         ("amnesia_forget", {"id": "m-missing"}, ""),
     ],
 )
@@ -175,7 +174,7 @@ def test_restore_only_in_restorable_mode() -> None:
     engine, _ = make_engine()
     written = call(engine, "amnesia_remember", {"content": "Standup moved to 10:30.", "ttl": "1d"})
     call(engine, "amnesia_forget", {"id": written["id"]})
-    assert "error" in call(engine, "amnesia_restore", {"id": written["id"]})
+    assert "restorable mode is off" in call(engine, "amnesia_restore", {"id": written["id"]})["rejected"]
 
     engine, _ = make_engine(restorable=True)
     written = call(engine, "amnesia_remember", {"content": "Standup moved to 10:30.", "ttl": "1d"})
