@@ -35,7 +35,7 @@ RelevanceDuplicates = Literal["keep", "demote"]
 RELEVANCE_DUPLICATES: tuple[str, ...] = get_args(RelevanceDuplicates)
 RelevanceRenewal = Literal["injected", "strength"]
 RELEVANCE_RENEWALS: tuple[str, ...] = get_args(RelevanceRenewal)
-BlockLines = Literal["full", "compact"]
+BlockLines = Literal["full", "compact", "seed"]
 BLOCK_LINES: tuple[str, ...] = get_args(BlockLines)
 ENV_PREFIX = "AMNESIA_"
 DEFAULT_DB_PATH = "~/.amnesia/memory.db"
@@ -96,7 +96,9 @@ class Config:
         False  # a write whose text states its end ("until Friday") expires then (deadlines)
     )
     calendar_utc_offset: float = 0.0  # hours east of UTC of the calendar that expiry_from_text reads dates in
-    block_lines: str = "full"  # full ("- [id] kind · written 2d ago · text") | compact ("- text": more fits)
+    # full ("- [id] kind · written 2d ago · text") | compact ("- text": more fits) | seed (seed §6.4:
+    # "- [id] kind · 27d left · text", the budget use as the block's last line)
+    block_lines: str = "full"
     untrusted_max_ttl: float = 86_400.0  # cap on the ttl of source="auto" memories
     lock_timeout: float = 10.0  # SQLite: how long to wait for another process's lock before StoreBusy
     db_path: str = DEFAULT_DB_PATH  # SQLite store location (env AMNESIA_DB also works)
@@ -174,7 +176,9 @@ class Config:
             self.relevance_renewal,
             "expected injected|strength",
         )
-        _require(self.block_lines in BLOCK_LINES, "block_lines", self.block_lines, "expected full|compact")
+        _require(
+            self.block_lines in BLOCK_LINES, "block_lines", self.block_lines, "expected full|compact|seed"
+        )
         _require(
             -12 <= self.calendar_utc_offset <= 14,
             "calendar_utc_offset",

@@ -6,8 +6,9 @@ This class is the facade: it orders the steps of each operation — sync with th
 decide, commit, update the index, emit events — and leaves the work to the modules that own it:
 argument checks (`checks`, `item.new_item`), the live items and their numpy columns (`index.ItemIndex`), audit
 entries (`audit.AuditWriter`), injection planning (`planning`, `selection`) and the returned views (`views`).
-Every read path (inspect, touch, recall, plugs, status, preview, select) first forgets what is due, so expiry
-never waits for a sweep. A store shared with other processes is reloaded when it reports an external change.
+Every read path (inspect, plugs, status, preview, select, audit) first forgets what is due, so expiry never
+waits for a sweep; recall and touch first revive what they hit (seed §5.3), then forget the rest. A store
+shared with other processes is reloaded when it reports an external change.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from amnesia.selection import (
     compact_line_tokens,
     duration_tokens,
     fill_budget,
+    seed_line_tokens,
 )
 
 if TYPE_CHECKING:
@@ -114,31 +115,35 @@ def _plan_small(
         (s for s in range(n) if shown[s] and not stale[s]),
         key=lambda s: (-(strength[s] + 2.0 * pinned[s]), -anchor[s], -created[s], seq[s]),
     )
-    item_at = columns.item_at
-    if _compact(index):
-        costs = compact_line_tokens([item_at[s] for s in ordered]).tolist()
-    else:
-        costs = [line_tokens[s] + age_tokens(now - created[s]) for s in ordered]
+    item_at, lines = columns.item_at, config.block_lines
     # Every candidate is built (a small store's are few): as _LazyCandidates builds them, less its laziness.
     candidates = [
-        Candidate(item, strength[s], "pinned first" if item.pinned else f"strength {strength[s]:.3f}")
+        Candidate(
+            item,
+            strength[s],
+            "pinned first" if item.pinned else f"strength {strength[s]:.3f}",
+            decay.forget_at(item, config) if lines == "seed" else None,
+        )
         for s in ordered
         for item in (item_at[s],)
     ]
-    selection = fill_budget(candidates, costs, budget, now, _compact(index))
+    if lines == "compact":
+        costs = compact_line_tokens([item_at[s] for s in ordered]).tolist()
+    elif lines == "seed":
+        costs = seed_line_tokens(candidates, now)
+    else:
+        costs = [line_tokens[s] + age_tokens(now - created[s]) for s in ordered]
+    selection = fill_budget(candidates, costs, budget, now, lines)
     excluded["not_reached"] = selection.not_reached
     return selection, excluded
 
 
 def _cheapest_line(index: ItemIndex, slots: np.ndarray) -> int:
-    """The fewest tokens the line of one of `slots` can cost (a full line's age takes at least 2)."""
-    if _compact(index):
+    """The fewest tokens the line of one of `slots` can cost (a full line's age takes at least 2; a compact
+    line is never dearer than a seed line, which holds its text, its dash and more)."""
+    if index.config.block_lines != "full":
         return int(_compact_costs(index, slots).min())
     return int(index.columns.line_tokens[slots].min()) + 2
-
-
-def _compact(index: ItemIndex) -> bool:
-    return index.config.block_lines == "compact"
 
 
 def _compact_costs(index: ItemIndex, slots: np.ndarray) -> np.ndarray:
@@ -156,13 +161,15 @@ def _fill(
     ranking: relevance.Ranking | None,
 ) -> Selection:
     """fill_budget over the slots `ordered`, with each line's cost from the columns (nothing rendered)."""
-    columns = index.columns
-    if _compact(index):
+    columns, lines = index.columns, index.config.block_lines
+    candidates = _LazyCandidates(index, ordered, strengths, ranking)
+    if lines == "compact":
         costs = _compact_costs(index, np.asarray(ordered))
+    elif lines == "seed":  # every line rendered: the opt-in seed format has no vectorised cost
+        costs = np.asarray(seed_line_tokens(candidates, now), dtype=np.int64)
     else:
         costs = columns.line_tokens[ordered] + duration_tokens(now - columns.created[ordered])
-    candidates = _LazyCandidates(index, ordered, strengths, ranking)
-    return fill_budget(candidates, costs, budget, now, _compact(index))
+    return fill_budget(candidates, costs, budget, now, lines)
 
 
 class _LazyCandidates(Sequence[Candidate]):
@@ -197,4 +204,6 @@ class _LazyCandidates(Sequence[Candidate]):
             why = "pinned first" if item.pinned else f"strength {strength:.3f}"
         else:
             why = self._ranking.explain(self._index.relevance, slot, strength, item.pinned)
-        return Candidate(item, strength, why)
+        config = self._index.config
+        forget_at = decay.forget_at(item, config) if config.block_lines == "seed" else None
+        return Candidate(item, strength, why, forget_at)

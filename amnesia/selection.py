@@ -16,7 +16,17 @@ renews by id reads `Injection.items`).
 
 A line never says when its item will be forgotten: a memory system that does not forget could not say it,
 so the hint would make the blocks of a forgetting and a non-forgetting system differ in format and tokens
-(the benchmark compares them like for like). `Amnesia.inspect` gives the expiry to whoever asks.
+(the benchmark compares them like for like). `Amnesia.inspect` gives the expiry to whoever asks. The seed's
+own format (§6.4) is the option `block_lines: seed`: each line shows its remaining life instead of its age,
+and the budget use ends the block instead of heading it:
+
+    AMNESIA MEMORY
+    - [m-3f2a9c] fact · 27d4h left · The verification drink is oolong.
+    - [m-77b01e] preference · pinned · Answer in French.
+    (2 items, 64/2000 tokens)
+
+A seed line's cost is counted on the rendered line (its remaining life differs per item), so this opt-in
+format does not take the vectorised cost path of the other two.
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ class Candidate:
     item: MemoryItem
     strength: float
     why: str = ""  # why it ranks where it does (the injection order's reasoning)
+    forget_at: float | None = None  # `block_lines: seed` only: when it is forgotten if unused (None: never)
 
 
 @dataclass(frozen=True)
@@ -80,11 +91,34 @@ def _line_head(item: MemoryItem, now: float) -> list[str]:
     return parts
 
 
-def render_line(candidate: Candidate, now: float, compact: bool = False) -> str:
+def render_line(candidate: Candidate, now: float, lines: str = "full") -> str:
+    """The candidate's block line in the `block_lines` format `lines` (full, compact or seed)."""
     item = candidate.item
-    if compact:
+    if lines == "compact":
         return f"{COMPACT_HEAD}{item.content}"
+    if lines == "seed":
+        return _SEPARATOR.join([*_seed_line_head(candidate, now), item.content])
     return _SEPARATOR.join([*_line_head(item, now), item.content])
+
+
+def _seed_line_head(candidate: Candidate, now: float) -> list[str]:
+    """Seed §6.4's line head: id, kind, and the remaining life (the time until it is forgotten if unused)."""
+    item = candidate.item
+    parts = [f"- [{item.id}] {item.kind}"]
+    if item.pinned:
+        parts.append("pinned")
+    elif candidate.forget_at is None:
+        parts.append("no expiry")
+    else:
+        parts.append(f"{_age(candidate.forget_at - now)} left")
+    if item.untrusted:
+        parts.append("untrusted")
+    return parts
+
+
+def seed_line_tokens(candidates: Sequence[Candidate], now: float) -> list[int]:
+    """Tokens of each candidate's `block_lines: seed` line, counted on the rendered line."""
+    return [_counted(render_line(candidate, now, "seed")) for candidate in candidates]
 
 
 COMPACT_HEAD = "- "  # a compact line: the text after a list dash
@@ -97,15 +131,24 @@ def compact_line_tokens(items: Sequence[MemoryItem]) -> np.ndarray:
     return np.fromiter([item.tokens + dash for item in items], np.int64, len(items))
 
 
-def render_header(count: int, tokens: int, budget: int) -> str:
+def _budget_use(count: int, tokens: int, budget: int) -> str:
     noun = "item" if count == 1 else "items"
-    return f"{HEADER_TITLE} ({count} {noun}, {tokens}/{budget} tokens)"
+    return f"({count} {noun}, {tokens}/{budget} tokens)"
+
+
+def render_header(count: int, tokens: int, budget: int, lines: str = "full") -> str:
+    """The block's first line; with `block_lines: seed` the budget use is its last line instead, and the
+    returned text is both, the title and that footer."""
+    if lines == "seed":
+        return f"{HEADER_TITLE}\n{_budget_use(count, tokens, budget)}"
+    return f"{HEADER_TITLE} {_budget_use(count, tokens, budget)}"
 
 
 @lru_cache(maxsize=64)  # called on every selection with one of a handful of budgets
-def header_reserve(budget: int) -> int:
-    """Tokens the header can take at most: its numbers never exceed the budget."""
-    return count_tokens(render_header(budget, budget, budget))
+def header_reserve(budget: int, lines: str = "full") -> int:
+    """Tokens the header (and the seed format's footer) can take at most: its numbers never exceed the
+    budget."""
+    return count_tokens(render_header(budget, budget, budget, lines))
 
 
 def static_line_tokens(item: MemoryItem) -> int:
@@ -179,13 +222,13 @@ def fill_budget(
     costs: np.ndarray | list[int],
     budget: int,
     now: float,
-    compact: bool = False,
+    lines: str = "full",
 ) -> Selection:
     """Greedy fill in candidate order; `costs[i]` is the token count of candidate i's line (see
     `static_line_tokens` + `duration_tokens`), so only the lines that are taken get rendered. Decisions cover
     every candidate up to the last one taken or reported and EXPLAINED_AFTER_LAST more; later ones are only
     counted (`not_reached`)."""
-    available = budget - header_reserve(budget)
+    available = budget - header_reserve(budget, lines)
     if type(costs) is not list:  # walked one by one: Python ints are faster here
         costs = np.asarray(costs, dtype=np.int64).tolist()
     pinned_count = 0
@@ -198,7 +241,7 @@ def fill_budget(
     for index, cost in enumerate(costs):
         if cost <= available:
             candidate = candidates[index]
-            line = render_line(candidate, now, compact)
+            line = render_line(candidate, now, lines)
             line_tokens = _counted(line)
             available -= line_tokens
             chosen[index] = (candidate, line, line_tokens)
@@ -227,7 +270,7 @@ def fill_budget(
             )
         )
     block, tokens = _assemble(
-        [line for _, line, _ in chosen.values()], sum(n for _, _, n in chosen.values()), budget
+        [line for _, line, _ in chosen.values()], sum(n for _, _, n in chosen.values()), budget, lines
     )
     return Selection(
         tuple(c for c, _, _ in chosen.values()),
@@ -259,18 +302,22 @@ def with_notes(selection: Selection, notes: dict[str, str]) -> Selection:
     return replace(selection, decisions=tuple(decisions))
 
 
-def _assemble(lines: list[str], body_tokens: int, budget: int) -> tuple[str, int]:
+def _assemble(lines: list[str], body_tokens: int, budget: int, style: str = "full") -> tuple[str, int]:
     """The block and its token count. `body_tokens` is the sum of the lines' counts: no token spans a line
-    break, so the lines need no recount, joined or under the header."""
+    break, so the lines need no recount, joined or under the header (`style` "seed": title above, budget use
+    below)."""
     if not lines:
         return "", 0
     body = "\n".join(lines)
-    total = body_tokens + _counted(render_header(len(lines), body_tokens, budget))
+    total = body_tokens + _counted(render_header(len(lines), body_tokens, budget, style))
     # The header states the block's own total; its digit count can move the total, so settle on a fixed point.
     for _ in range(4):
-        header = render_header(len(lines), total, budget)
+        header = render_header(len(lines), total, budget, style)
         settled = body_tokens + _counted(header)
         if settled == total:
             break
         total = settled
+    if style == "seed":
+        title, footer = header.split("\n")
+        return f"{title}\n{body}\n{footer}", settled
     return f"{header}\n{body}", settled

@@ -62,6 +62,8 @@ ARMS = LazyRegistry(
 #   `key` (`use_keys: true`): what an LLM-judged update ("does this replace that?") achieves at best.
 # - `amnesia-relevance` — the engine's query-aware order (`injection_order: relevance`): the live, non-stale
 #   memories ranked by BM25 relevance to the current user message combined with strength (amnesia.relevance).
+# - `amnesia-seed-lines` — the seed's block format (`block_lines: seed`, seed 000 §6.4): each line shows its
+#   remaining life and the budget use ends the block; measures what that hint does against `amnesia`.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "full-memory": ("amnesia", {"auto_expire": False}),
     "amnesia-hard-ttl": ("amnesia", {"default_curve": "flat", "renew_on_inject": "none"}),
@@ -69,6 +71,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "amnesia-rank-decay": ("amnesia", {"default_curve": "ebbinghaus", "decay_mode": "rank"}),
     "amnesia-keep-all-oracle-key": ("amnesia", {"auto_expire": False, "use_keys": True}),
     "amnesia-relevance": ("amnesia", {"injection_order": "relevance"}),
+    "amnesia-seed-lines": ("amnesia", {"block_lines": "seed"}),
     "claims-oracle-key": ("claims", {"supersession": "key"}),
     # The arm before it followed seed 003 (session-end fold, recall injected before every call); "strict" is
     # that arm without the session-end fold (kept so earlier results stay reproducible by name).
@@ -98,6 +101,7 @@ DESCRIPTIONS: dict[str, str] = {
     "amnesia-rank-decay": "decay that re-ranks and never hides (mem0): nothing forgotten by time",
     "amnesia-keep-all-oracle-key": "keeps everything; a write replaces the memory of the same task key",
     "amnesia-relevance": "amnesia injecting by BM25 relevance to the user message and strength",
+    "amnesia-seed-lines": "amnesia with the seed's block lines: each shows its remaining life",
     "claims-oracle-key": "claims superseded by the task's key instead of by similarity",
     "clue-folding-session-fold": "clue-folding as first built: session-end fold, recall before each call",
     "clue-folding-strict": "clue-folding-session-fold without the session-end fold",

@@ -15,9 +15,10 @@ the ttl would win by construction. `oracle_problem` applies the documented rule 
 value's side.
 
 What the model leaves out, on purpose: the token budget (it assumes every live memory fits), renewal by a
-model's answer (`renew_on_inject: used`: never assumed), recall tools, and supersession by key. Writes a user
-`forget` removes before the probe, pinned writes and session-scoped writes (disposed with their session) are
-not decided by time; a value with such a write is left out.
+model's answer (`renew_on_inject: used`: never assumed), recall tools (and with them the revival of a stale or
+due-but-unswept memory by a recall hit, seed §5.3: a replay sweeps at every clock step, before any recall),
+and supersession by key. Writes a user `forget` removes before the probe, pinned writes and session-scoped
+writes (disposed with their session) are not decided by time; a value with such a write is left out.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import pytest
 
 from amnesia import Amnesia, Config, SimulatedClock, SQLiteStore
 from amnesia.stores.forensics import content_keys, scan
+from amnesia.tokens import count_tokens
 from amnesia.tools import MAX_TTL_MS, call_tool
 
 
@@ -200,3 +201,35 @@ def test_a_default_ttl_of_zero_still_refuses_an_explicit_null_without_pin_and_au
     assert frozen.inspect(view.id) is not None
     with pytest.raises(ValueError, match=r"default_ttl: .*non-negative"):
         Config(default_ttl=-1)
+
+
+# --- §6.4 the seed's line format ----------------------------------------------------------------------------
+
+
+def test_seed_lines_show_the_remaining_life_and_end_with_the_budget_use() -> None:
+    engine = engine_at(Config(block_lines="seed", default_curve="flat"))
+    fact = engine.remember("The verification drink is oolong.", ttl="2d")
+    pinned = engine.remember("Answer in French.", pin=True, kind="preference")
+    engine.clock.advance(3600)
+    injection = engine.select_for_injection()
+    assert injection.block.splitlines() == [
+        "AMNESIA MEMORY",
+        f"- [{pinned.id}] preference · pinned · Answer in French.",
+        f"- [{fact.id}] fact · 1d23h left · The verification drink is oolong.",
+        f"(2 items, {injection.tokens}/2000 tokens)",
+    ]
+    assert injection.tokens == count_tokens(injection.block)
+    assert engine_at(Config(default_ttl=0, block_lines="seed")).remember("x y").ttl is None
+
+
+@pytest.mark.parametrize("count", [5, 200])  # the small-store path and the columns' path
+def test_a_seed_block_keeps_to_its_budget_and_counts_its_own_tokens(count: int) -> None:
+    engine = engine_at(Config(block_lines="seed", renew_on_inject="none"))  # the preview sees the same lines
+    for index in range(count):
+        engine.remember(f"Harbor note number {index} about the quay.", ttl=f"{index + 1}d")
+    engine.clock.advance(1800)
+    for budget in (40, 90, 400, 2000):
+        injection = engine.select_for_injection(budget)
+        assert injection.tokens == count_tokens(injection.block) <= budget
+        assert injection.block.splitlines()[-1].endswith(f"/{budget} tokens)")
+        assert engine.preview(budget).block == injection.block
