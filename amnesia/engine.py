@@ -13,6 +13,7 @@ shared with other processes is reloaded when it reports an external change.
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
@@ -365,8 +366,8 @@ class Amnesia:
             check_count("limit", limit, minimum=1)
         now = self.clock.now()
         strengths = self._index.strengths(now)
-        found = self._index.recall_hits(query, strengths, owner_id, include_workspace, None)
-        hits = [item for item in found if self._revivable(item, now)][:limit]
+        revivable = functools.partial(self._revivable, now=now)
+        hits = self._index.recall_hits(query, strengths, owner_id, include_workspace, limit, revivable)
         self._touch_all(hits, now, "recall")
         self._forget_due(now)
         return [views.plug_view(item, now, self.config) for item in hits]

@@ -7,7 +7,7 @@ commits first and then tells the index what changed."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence, ValuesView
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -350,13 +350,15 @@ class ItemIndex:
         owner_id: str | None,
         include_workspace: bool,
         limit: int | None,
+        eligible: Callable[[MemoryItem], bool] | None = None,
     ) -> list[MemoryItem]:
-        """Visible live items matching `query`, in injection order, at most `limit`."""
+        """Visible stored items matching `query` (and `eligible`, if given), in injection order, at most
+        `limit`."""
         visible = self.columns.visible(owner_id, include_workspace)
         hits: list[MemoryItem] = []
         for slot in self.columns.injection_order(np.flatnonzero(visible), strengths):
             item = self.at(slot)
-            if matches_query(query, item.content):
+            if matches_query(query, item.content) and (eligible is None or eligible(item)):
                 hits.append(item)
                 if limit is not None and len(hits) >= limit:
                     break
