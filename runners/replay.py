@@ -365,9 +365,9 @@ class _CheckedModel:
 
 class _FailedCall:
     """Ends a pair at a failed model call (`ModelFailed`) or a failed arm backend (`ArmFailed`: an external
-    memory server): writes its `pair_error` record, at `where` (the turn in hand), lets the arm release what
-    it holds (`close`, e.g. a server process) and lets the run go on. The log stays unfinished (no task_end)
-    for --resume, and the run names the failed pairs at its end (runners.runner)."""
+    memory server): writes its `pair_error` record, at `where` (the turn in hand), and lets the run go on. On
+    any error the arm first releases what it holds (`close`, e.g. a server process). The log stays unfinished
+    (no task_end) for --resume, and the run names the failed pairs at its end (runners.runner)."""
 
     def __init__(self, log: LogWriter, arm: Any) -> None:
         self.log = log
@@ -378,12 +378,14 @@ class _FailedCall:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> bool:
+        if error is None:
+            return False
+        close = getattr(self.arm, "close", None)
+        if callable(close):  # on any error: a server process the arm started must not outlive the pair
+            close()
         if not isinstance(error, (ModelFailed, ArmFailed)):
             return False
         self.log.write(PairError(**self.where, error=str(error)))
-        close = getattr(self.arm, "close", None)
-        if callable(close):
-            close()
         return True
 
 
