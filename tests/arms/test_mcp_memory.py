@@ -216,3 +216,20 @@ def test_a_missing_tool_stops_the_pair_naming_the_tool(tmp_path, server_memory):
     logs = run(tmp_path / "run", "mcp-memory", f"mcp-memory.profile={profile}", tasks=TASKS[1:2], exit_code=1)
     last = logs["mcp-memory/helpful__ledger-split-task-state"][-1]
     assert last["type"] == "pair_error" and "no tool 'recall_everything'" in last["error"]
+
+
+def test_placeholders_are_filled_once_and_memories_read_from_the_answer():
+    profile = load_profile("server-memory")
+    arguments = profile.write.render(
+        {"id": "mcp-0001", "content": "literally {id} and {query}", "kind": "fact"}
+    )
+    entity = arguments["entities"][0]
+    assert entity == {
+        "name": "mcp-0001",
+        "entityType": "fact",
+        "observations": ["literally {id} and {query}"],
+    }
+    answer = {"entities": [{"name": "mcp-0001", "observations": ["a", "b"]}, {"type": "relation"}]}
+    assert profile.recall.memories(answer) == [("mcp-0001", "a b")]
+    with pytest.raises(ValueError, match="no 'entities'"):
+        profile.recall.memories({"nodes": []})
