@@ -67,7 +67,8 @@ class McpMemoryOptions:
 
 @dataclass
 class _Entry:
-    """What the arm knows of one memory it wrote (the server may know none of it)."""
+    """What the arm knows of one memory it wrote (the server may know none of it), by its id (for amnesia: the
+    server's)."""
 
     content: str
     kind: str
@@ -77,7 +78,6 @@ class _Entry:
     tags: tuple[str, ...]
     key: str | None
     written_at: float
-    server_id: str  # the server's id (the arm's own for the profile servers)
 
 
 class McpMemoryArm(OwnStoreArm):
@@ -142,13 +142,14 @@ class McpMemoryArm(OwnStoreArm):
     def remember(self, spec: RememberSpec) -> None:
         session = self._session()
         scope, owner = scope_for(spec, session)
+        stored: dict[str, Any] = {}  # what the server says it stored (amnesia: its id, ttl, expiry)
         if self.profile is None:
-            server_id = self._remember_amnesia(spec, session, scope)
-            if server_id is None:
+            stored = self._remember_amnesia(spec, session, scope) or {}
+            if not stored:
                 return
-            item_id = server_id
+            item_id = str(stored["id"])
         else:
-            item_id = server_id = f"mcp-{self._next_id:04d}"
+            item_id = f"mcp-{self._next_id:04d}"
             self._next_id += 1
             values = {"id": item_id, "content": spec.content, "kind": spec.kind}
             answer, failed = self._connection(None, sub=False).call_tool(
@@ -158,7 +159,7 @@ class McpMemoryArm(OwnStoreArm):
                 self.memlog.refused(reason=f"server: {str(answer)[:200]}", rule="server-error")
                 return
         self.entries[item_id] = _Entry(
-            spec.content, spec.kind, scope, owner, spec.source, spec.tags, spec.key, self.now(), server_id
+            spec.content, spec.kind, scope, owner, spec.source, spec.tags, spec.key, self.now()
         )
         self.memlog.write(
             item_id,
@@ -169,11 +170,18 @@ class McpMemoryArm(OwnStoreArm):
             source=spec.source,
             key=spec.key,
             pinned=spec.pin,
-            ttl=None if self.profile is not None else spec.ttl,
+            ttl=stored.get("ttl"),
+            expires_at=stored.get("expires_at"),
         )
+        for reason in ("superseded", "evicted"):  # what the engine dropped to make room for this write
+            for dropped in stored.get(reason, ()):
+                if dropped in self.entries:
+                    self._drop(dropped, reason, call_server=False)
 
-    def _remember_amnesia(self, spec: RememberSpec, session: SessionInfo, scope: str) -> str | None:
-        """The server's id of the write (None: refused, logged)."""
+    def _remember_amnesia(
+        self, spec: RememberSpec, session: SessionInfo, scope: str
+    ) -> dict[str, Any] | None:
+        """`amnesia_remember`'s answer (id, ttl, expires_at, superseded, evicted); None: refused, logged."""
         arguments: dict[str, Any] = {"content": spec.content, "kind": spec.kind, "scope": scope}
         if spec.tags:
             arguments["tags"] = list(spec.tags)
@@ -191,7 +199,7 @@ class McpMemoryArm(OwnStoreArm):
             reason = answer.get("error", answer) if isinstance(answer, dict) else answer
             self.memlog.refused(reason=str(reason)[:200], rule="server-refused")
             return None
-        return str(answer["id"])
+        return answer
 
     def forget(self, spec: ForgetSpec) -> None:
         session = self._session()
@@ -211,7 +219,7 @@ class McpMemoryArm(OwnStoreArm):
         ):  # the engine never saw the key: the arm forgets the writes made under it by id
             for item_id, entry in list(self.entries.items()):
                 if entry.key == spec.key:
-                    server.call_tool("amnesia_forget", {"id": entry.server_id})
+                    server.call_tool("amnesia_forget", {"id": item_id})
                     self._drop(item_id, "manual", call_server=False)
         if spec.query is not None:
             server.call_tool("amnesia_forget", {"query": spec.query})

@@ -129,6 +129,10 @@ def test_amnesia_profile_gives_the_in_process_arms_probe_results(tmp_path):
         assert [p["classification"] for p in of_type(over_mcp, "probe")] == [
             p["classification"] for p in of_type(in_process, "probe")
         ]
+        # the same writes, with the ttl the server stored
+        assert [(w["content"], w["ttl"], w["scope"]) for w in of_type(over_mcp, "memory_write")] == [
+            (w["content"], w["ttl"], w["scope"]) for w in of_type(in_process, "memory_write")
+        ]
         # the same blocks, but for the ids (the server draws its own) and so the header's token count
         assert [_without_ids(i["block"]) for i in of_type(over_mcp, "injection")] == [
             _without_ids(i["block"]) for i in of_type(in_process, "injection")
