@@ -762,8 +762,10 @@ def _checked(record: dict[str, Any], path: Path, number: int) -> dict[str, Any]:
     for field in filled:
         if field.name not in record:
             record[field.name] = _default_of(field)
-    if kind == ProbeRecord.TYPE and "failure" not in record:
-        record["failure"] = failure_code(record.get("mechanism"), record["classification"])
+    if kind == ProbeRecord.TYPE and "failure" not in record:  # a log written before the field: derive it
+        failure = failure_code(record.get("mechanism"), record["classification"])
+        if failure is not None:  # as the writer does: absent when correct
+            record["failure"] = failure
     return record
 
 
