@@ -397,17 +397,52 @@ def _alike_interval(diff: float, tasks: int, limits: tuple[float, float]) -> tup
 
 
 def _inverted_interval(test: SignFlipTest, diff: float, p_zero: float) -> tuple[float, float]:
-    """The values δ the sign-flip test keeps (p(δ) ≥ α) around `diff`, kept on the side of 0 that the
-    reported p at 0 (`p_zero`) puts them: the interval excludes 0 exactly when p_zero < α."""
-    per_task = test.c / test.w
-    span = float(per_task.max() - per_task.min()) or abs(diff) or 1.0
-    below = test.rejected_beyond(float(per_task.min()) - 0.01 * span, -span)
-    above = test.rejected_beyond(float(per_task.max()) + 0.01 * span, span)
-    if p_zero < ALPHA:  # 0 rejected: the bound on its side lies between 0 and the estimate
-        if diff > 0:
-            return test.bound(diff, 0.0), test.bound(diff, above)
-        return test.bound(diff, below), test.bound(diff, 0.0)
-    return test.bound(min(diff, 0.0), below), test.bound(max(diff, 0.0), above)
+    """The values δ the sign-flip test keeps (p(δ) ≥ α), every weight being ≥ 0, on the side of 0 that the
+    reported p at 0 (`p_zero`) puts them: the interval excludes 0 exactly when p_zero < α.
+
+    An assignment with sums A = Σ±cᵢ and B = Σ±wᵢ reaches the observed |C − δW| (C = Σc, W = Σw) where
+    (A − δB)² ≥ (C − δW)²; as |B| ≤ W, that is the interval of δ between the two roots (C − A)/(W − B) and
+    (C + A)/(W + B), which holds C/W (the all-plus and all-minus assignments reach it everywhere). So p(δ)
+    falls monotonically on either side of C/W, and the kept values run from the k-th smallest lower root to
+    the k-th largest upper root, k being the fewest assignments that make p ≥ α. The normal approximation
+    keeps where (C − δW)² ≤ z²·Σ(cᵢ − δwᵢ)², a quadratic in δ."""
+    total_c, total_w = test.total_c, test.total_w
+    if test.method == "normal":
+        z2 = float(special.ndtri(1.0 - ALPHA / 2.0)) ** 2
+        c, w = test.c, test.w
+        a = total_w**2 - z2 * float(w @ w)
+        half_b = total_c * total_w - z2 * float(c @ w)
+        discriminant = half_b**2 - a * (total_c**2 - z2 * float(c @ c))
+        if a <= 0 or discriminant < 0:  # the test keeps values without end: no interval to give
+            lo, hi = float("nan"), float("nan")
+        else:
+            root = math.sqrt(discriminant)
+            lo, hi = (half_b - root) / a, (half_b + root) / a
+    else:
+        assignments = len(test.null_c)
+        if test.method == "exact":  # found / R >= α
+            need = math.ceil(ALPHA * assignments - 1e-9)
+        else:  # (found + 1) / (R + 1) >= α
+            need = max(1, math.ceil(ALPHA * (assignments + 1) - 1.0 - 1e-9))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            first = (total_c - test.null_c) / (total_w - test.null_w)
+            second = (total_c + test.null_c) / (total_w + test.null_w)
+        lower, upper = np.minimum(first, second), np.maximum(first, second)
+        everywhere = (total_w - np.abs(test.null_w)) <= 1e-12 * total_w
+        lower[everywhere], upper[everywhere] = -np.inf, np.inf
+        lo = float(np.partition(lower, need - 1)[need - 1])
+        hi = float(-np.partition(-upper, need - 1)[need - 1])
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return float("nan"), float("nan")
+    # The interval is the kept set of the test over every task; the reported p may come from the exact test
+    # of the differing tasks alone. Where the two disagree on 0 (rare: random flips against an exact p),
+    # the reported p decides: 0 joins the interval, or the bound on its side moves just past it.
+    if p_zero >= ALPHA:
+        return min(lo, 0.0), max(hi, 0.0)
+    if lo <= 0.0 <= hi:
+        past = math.nextafter(0.0, diff)
+        return (past, hi) if diff > 0 else (lo, past)
+    return lo, hi
 
 
 def paired_difference(
