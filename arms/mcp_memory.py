@@ -45,6 +45,7 @@ from tasks.modelapi import Message
 from tasks.spec import NEVER, ForgetSpec, RememberSpec
 
 AMNESIA = "amnesia"
+SERVER_MEMORY_INSTALL = "npm install --prefix DIR @modelcontextprotocol/server-memory"
 _BLOCK_ID = re.compile(r"^- \[([^\]]+)\]", re.MULTILINE)  # the id of each line of the engine's block
 
 
@@ -317,7 +318,13 @@ class McpMemoryArm(OwnStoreArm):
             command = shlex.split(self.config.command or self.profile.command)
             if not command:
                 raise ArmFailed(f"{label}: no server command (set mcp-memory.command)")
-            command[0] = shutil.which(command[0]) or command[0]
+            found = shutil.which(command[0])
+            if found is None:
+                hint = f"; install it: {SERVER_MEMORY_INSTALL}" if label == "server-memory" else ""
+                raise ArmFailed(
+                    f"{label}: server did not start: no program {command[0]!r} (set mcp-memory.command{hint})"
+                )
+            command[0] = found
             workdir = str(ctx.workdir.resolve())
             env = server_env(
                 {name: value.replace("{workdir}", workdir) for name, value in self.profile.env.items()}

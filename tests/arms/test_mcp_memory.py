@@ -198,7 +198,7 @@ SILENT = f"{sys.executable} -c 'import sys; sys.stdin.read()'"  # starts, reads,
 @pytest.mark.parametrize(
     ("options", "error"),
     [
-        (["mcp-memory.command=/nonexistent/mcp-server"], "server did not start"),
+        (["mcp-memory.command=/nonexistent/mcp-server"], "no program '/nonexistent/mcp-server'"),
         (["mcp-memory.profile=amnesia", "mcp-memory.command=/nonexistent/python"], "server did not start"),
         ([f"mcp-memory.command={SILENT}", "mcp-memory.timeout=0.5"], "TimeoutError"),
     ],
