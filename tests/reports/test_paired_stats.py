@@ -176,3 +176,25 @@ def test_the_share_of_a_benefit_has_an_interval_or_says_why_not():
     assert ratio_interval(full, full).missing == "alike"  # the arm answers as full memory on every task
     assert ratio_interval(full[:4], full[:4] + 1).missing == "n too small"
     assert ratio_interval(arm, np.zeros(40)).missing == "undefined"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(-3, 3), min_size=MIN_TASKS_FOR_INTERVAL, max_size=12),
+    st.lists(st.integers(1, 3), min_size=12, max_size=12),
+)
+def test_the_closed_form_ends_are_where_the_test_stops_keeping(c, w):
+    """The interval's ends (from the roots of each sign assignment) are the test's own: p(δ) ≥ α at each end
+    and < α just beyond it, checked by running the test there."""
+    c = np.array(c, dtype=float)
+    den = np.array(w[: len(c)], dtype=float)
+    result = paired_difference(np.maximum(c, 0), den + 3, np.maximum(-c, 0), den + 3)
+    if result.tasks_differ == 0 or math.isnan(result.lo) or result.lo == result.hi:
+        return
+    total = (den + 3).sum()
+    test = SignFlipTest((np.maximum(c, 0) - np.maximum(-c, 0)) / total, (den + 3) / total)
+    step = 1e-7
+    for end, outward in ((result.lo, -step), (result.hi, step)):
+        if end != 0.0:  # an end at 0 may be where the reported p (of the differing tasks) put it
+            assert test.p(end) >= ALPHA - 1e-12
+            assert test.p(end + outward) < ALPHA
