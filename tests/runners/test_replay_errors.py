@@ -52,6 +52,10 @@ def _jobs(tasks: list[Task], out: Path) -> list[PairJob]:
     ]  # fmt: skip
 
 
+def _raw(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def _without_wall(records: list[dict]) -> list[dict]:
     return [{k: v for k, v in r.items() if not k.startswith("wall")} for r in records]
 
@@ -71,8 +75,7 @@ def test_a_model_error_stops_only_its_pair_and_a_resume_completes_it(
         assert unfinished == []
     else:
         (failed,) = unfinished  # only the pair whose call failed
-        lines = jobs[failed].log_path.read_text(encoding="utf-8").splitlines()
-        ours, theirs = [json.loads(line) for line in lines], read_log(reference[failed].log_path)
+        ours, theirs = _raw(jobs[failed].log_path), _raw(reference[failed].log_path)  # as written
         assert ours[-1]["type"] == "pair_error" and ours[-1]["error"] == "RuntimeError: the model went away"
         prefix = _without_wall(ours[:-1])
         assert prefix == _without_wall(theirs[: len(prefix)])  # a prefix of the pair's records
