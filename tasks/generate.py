@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from amnesia.durations import format_duration, parse_duration
-from tasks.generate_vocab import CONSTRAINTS, FACTS, PREFERENCES, TEMPLATES, Subject, Templates
+from tasks.generate_vocab import (
+    CONSTRAINTS,
+    DEPENDENT_CODES,
+    FACTS,
+    PREFERENCES,
+    TEMPLATES,
+    Subject,
+    Templates,
+)
 from tasks.load import GROUPS
 from tasks.scoring import find_mentions
 from tasks.writeset import write_task_set
@@ -379,6 +387,34 @@ def _user_deleted(draft: _Draft) -> _Scenario:
     )
 
 
+def _cascade(draft: _Draft) -> _Scenario:
+    """A fact and a code that depends on it, stored separately; the fact changes (keyed) and the change names
+    the new code, but the dependent note is never restated and its ttl is still running at the probe."""
+    rng, subject, text = draft.rng, draft.subject(FACTS), draft.text
+    old, new = draft.values(subject, 2)
+    old_code, new_code = rng.sample(DEPENDENT_CODES, 2)
+    ttl = rng.choice(("30d", "60d", "90d"))
+    dependent = {"content": text.dependent_content.format(subject=subject.phrase, code=old_code), "ttl": ttl,
+                 "kind": "fact", "key": f"{subject.key}-code"}  # fmt: skip
+    change = {"content": text.dependent_change.format(subject=subject.phrase, value=new, code=new_code),
+              "ttl": ttl, "kind": "fact", "key": subject.key}  # fmt: skip
+    changed_at = rng.randint(2, 10) * DAY
+    question = text.dependent_question.format(subject=subject.phrase)
+    sessions = [
+        _session(
+            0.0, _fact_turn(draft, subject, old, ttl), {"user": dependent["content"], "remember": dependent}
+        ),
+        _session(changed_at, {"user": change["content"], "remember": change}),
+        _session(
+            changed_at + rng.randint(1, 4) * DAY,
+            _probe_turn(question, "cascade", expect=[new_code], stale=[old_code]),
+        ),
+    ]
+    return _Scenario(
+        "cascade", f"{subject.key} changes; its code ({old_code}) was stored on its own.", sessions
+    )
+
+
 Builder = Callable[[_Draft], _Scenario]
 HELPFUL: tuple[Builder, ...] = (
     _preference_continuation,
@@ -396,7 +432,7 @@ HARMFUL: tuple[Builder, ...] = (
 )
 # Issue 31's scenarios: only when `mechanisms` names them, so that a seed without `--mechanisms` keeps giving
 # the set it gave before (the gate's constructed regressions and the documented generated-set numbers).
-HARMFUL_BY_REQUEST: tuple[Builder, ...] = (_implicit_change, _false_premise, _user_deleted)
+HARMFUL_BY_REQUEST: tuple[Builder, ...] = (_implicit_change, _false_premise, _cascade, _user_deleted)
 # The mechanism of each builder's probes (`--mechanisms` keeps the builders whose mechanism it names).
 MECHANISM_OF: dict[Builder, str] = {
     _preference_continuation: "still-valid",
@@ -411,6 +447,7 @@ MECHANISM_OF: dict[Builder, str] = {
     _subagent_scratch_leak: "scratch-scope",
     _implicit_change: "implicit-change",
     _false_premise: "false-premise",
+    _cascade: "cascade",
     _user_deleted: "user-deleted",
 }
 

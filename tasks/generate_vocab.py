@@ -41,6 +41,10 @@ class Templates:
     premise_question: str  # a question that takes a (stale) value of the subject for granted
     forget_user: str  # the user asks to forget the subject
     notes_content: str  # a copy of the value in a notes memory (derived content a deletion must reach)
+    # a fact that depends on a subject's value, stored on its own (cascade); {code} from DEPENDENT_CODES
+    dependent_content: str
+    dependent_change: str  # the subject changes, and the change names the dependent's new code
+    dependent_question: str
 
 
 FACTS: dict[str, tuple[Subject, ...]] = {
@@ -119,6 +123,9 @@ CONSTRAINTS: dict[str, tuple[Constraint, ...]] = {
     ),
 }
 
+# Codes of a dependent fact (cascade): distinct, none a substring of another.
+DEPENDENT_CODES = ("CK-17", "CK-29", "CK-41", "CK-58", "CK-73", "CK-86")
+
 TEMPLATES: dict[str, Templates] = {
     "en": Templates(
         tell="Remember: {subject} is {value}.",
@@ -142,6 +149,9 @@ TEMPLATES: dict[str, Templates] = {
         premise_question="Since {subject} is still {value}, what should the plan say?",
         forget_user="Please forget {subject}, don't keep it anywhere.",
         notes_content="Notes so far: {subject} is {value}.",
+        dependent_content="The checklist code that goes with {subject} is {code}.",
+        dependent_change="Update: {subject} is now {value}, and its checklist code is {code}.",
+        dependent_question="Which checklist code goes with {subject}?",
     ),
     "zh": Templates(
         tell="记住：{subject}是{value}。",
@@ -165,5 +175,8 @@ TEMPLATES: dict[str, Templates] = {
         premise_question="既然{subject}还是{value}，计划里该怎么写？",
         forget_user="把{subject}忘掉吧，哪里都别留。",
         notes_content="目前的笔记：{subject}是{value}。",
+        dependent_content="{subject}对应的核对编号是{code}。",
+        dependent_change="更新一下：{subject}现在是{value}，对应的核对编号是{code}。",
+        dependent_question="{subject}对应的核对编号是哪个？",
     ),
 }

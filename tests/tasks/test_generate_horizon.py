@@ -103,3 +103,21 @@ def test_cli_reports_the_density_and_refuses_bad_options(tmp_path: Path) -> None
         result = runner.invoke(cli.app, args)
         assert result.exit_code == 2 and result.output.startswith(message), result.output
         assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("mechanism", ["implicit-change", "false-premise", "cascade", "user-deleted"])
+def test_each_issue_31_mechanism_is_generated_on_request_valid_and_answerable(
+    mechanism: str, tmp_path: Path, assert_probe_values_written_before_and_not_asked
+) -> None:
+    tasks = generate("harmful", 4, 2, mechanisms=[mechanism])
+    probes = [
+        turn["probe"] for task in tasks for s in task["sessions"] for turn in s["turns"] if "probe" in turn
+    ]
+    assert len(tasks) == 4 and {probe["mechanism"] for probe in probes} == {mechanism}
+    assert mechanism not in {p["mechanism"] for t in generate("harmful", 12, 2) for s in t["sessions"]
+                             for turn in s["turns"] if (p := turn.get("probe"))}  # fmt: skip
+    path = tmp_path / "set.yaml"
+    path.write_text(yaml.safe_dump(tasks, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    assert validate_path(path) == []
+    for task in load_tasks(path):
+        assert_probe_values_written_before_and_not_asked(task)
