@@ -132,6 +132,14 @@ class McpConnection:
         self._report("tools/call", name, arguments, text, bool(result.is_error), self._started)
         return value, bool(result.is_error)
 
+    def call_checked(self, name: str, arguments: dict[str, Any]) -> Any:
+        """`call_tool` for a call that must succeed (a recall, a forget): an error answer is ArmFailed."""
+        value, failed = self.call_tool(name, arguments)
+        if failed:
+            self.close()
+            raise ArmFailed(f"{self.label}: tool {name} answered an error: {summary(str(value))}")
+        return value
+
     def read_resource(self, uri: str) -> str:
         """The text of a resource."""
         result = self._request("resources/read", uri, {}, lambda s: s.read_resource(uri))

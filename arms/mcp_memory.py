@@ -121,7 +121,7 @@ class McpMemoryArm(OwnStoreArm):
         if self.profile is None:
             if session.agent == "sub":  # the sub-agent's memories end with it (in process: end_agent)
                 server = self._connection(session.session_id, sub=True)
-                server.call_tool("amnesia_forget", {"all": True, "confirm": True})
+                server.call_checked("amnesia_forget", {"all": True, "confirm": True})
             for caller in [(session.session_id, False), (session.session_id, True)]:
                 if caller in self.connections:
                     self.connections.pop(caller).close()
@@ -220,12 +220,12 @@ class McpMemoryArm(OwnStoreArm):
         ):  # the engine never saw the key: the arm forgets the writes made under it by id
             for item_id, entry in list(self.entries.items()):
                 if entry.key == spec.key:
-                    server.call_tool("amnesia_forget", {"id": item_id})
+                    server.call_checked("amnesia_forget", {"id": item_id})
                     self._drop(item_id, "manual", call_server=False)
         if spec.query is not None:
-            server.call_tool("amnesia_forget", {"query": spec.query})
+            server.call_checked("amnesia_forget", {"query": spec.query})
         if spec.tags:
-            server.call_tool("amnesia_forget", {"tags": list(spec.tags)})
+            server.call_checked("amnesia_forget", {"tags": list(spec.tags)})
 
     def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
         session = self._session()
@@ -240,11 +240,11 @@ class McpMemoryArm(OwnStoreArm):
                 block=block, tokens=count_tokens(block), items=items, details={"server": AMNESIA}
             )
         recall = self.profile.recall
-        answer, failed = self._connection(None, sub=False).call_tool(
+        answer = self._connection(None, sub=False).call_checked(
             recall.tool, recall.render({"query": user_text})
         )
         try:
-            recalled = [] if failed else recall.memories(answer)
+            recalled = recall.memories(answer)
         except ValueError as error:
             self.close()
             raise ArmFailed(f"{self.profile.name}: {error}") from None
@@ -270,7 +270,7 @@ class McpMemoryArm(OwnStoreArm):
 
         block, kept = fit_block(render, known, budget)
         items = [{"id": pair[0], "tokens": count_tokens(line(pair))} for pair in kept]
-        details = {"server": self.profile.name, "recalled": len(recalled), "error": failed}
+        details = {"server": self.profile.name, "recalled": len(recalled)}
         return MemoryContext(block=block, tokens=count_tokens(block), items=items, details=details)
 
     # --- helpers ---------------------------------------------------------------------------------------
@@ -278,7 +278,7 @@ class McpMemoryArm(OwnStoreArm):
     def _drop(self, item_id: str, reason: str, *, call_server: bool) -> None:
         entry = self.entries.pop(item_id)
         if call_server and self.profile is not None:
-            self._connection(None, sub=False).call_tool(
+            self._connection(None, sub=False).call_checked(
                 self.profile.forget.tool, self.profile.forget.render({"id": item_id})
             )
         self.memlog.forget(item_id, entry.content, reason=reason)

@@ -237,3 +237,19 @@ def test_placeholders_are_filled_once_and_memories_read_from_the_answer():
     assert profile.recall.memories(answer) == [("mcp-0001", "a b")]
     with pytest.raises(ValueError, match="no 'entities'"):
         profile.recall.memories({"nodes": []})
+
+
+def test_a_recall_the_server_refuses_stops_the_pair(tmp_path, server_memory):
+    profile = tmp_path / "refused.yaml"
+    profile.write_text(
+        f"command: {server_memory}\n"
+        'env: {MEMORY_FILE_PATH: "{workdir}/graph.jsonl"}\n'
+        'write: {tool: create_entities, arguments: {entities: [{name: "{id}", entityType: note, '
+        'observations: ["{content}"]}]}}\n'
+        'recall: {tool: open_nodes, arguments: {names: "{query}"}, items: entities, id: name}\n'
+        'forget: {tool: delete_entities, arguments: {entityNames: ["{id}"]}}\n'
+    )
+    logs = run(tmp_path / "run", "mcp-memory", f"mcp-memory.profile={profile}", tasks=TASKS[1:2], exit_code=1)
+    log = logs["mcp-memory/helpful__ledger-split-task-state"]
+    assert log[-1]["type"] == "pair_error" and "open_nodes" in log[-1]["error"]
+    assert "\n" not in log[-1]["error"] and of_type(log, "arm_call")[-1]["error"] is True
