@@ -46,7 +46,7 @@ from tasks.spec import NEVER, ForgetSpec, RememberSpec
 
 AMNESIA = "amnesia"
 SERVER_MEMORY_INSTALL = "npm install --prefix DIR @modelcontextprotocol/server-memory"
-_BLOCK_ID = re.compile(r"^- \[([^\]]+)\]", re.MULTILINE)  # the id of each line of the engine's block
+_BLOCK_ID = re.compile(r"- \[([^\]]+)\]")  # the id at the start of a memory line of the engine's block
 
 
 @dataclass(frozen=True)
@@ -234,8 +234,8 @@ class McpMemoryArm(OwnStoreArm):
             block = self._current_server(session).read_resource(
                 f"amnesia://memory/block?budget_tokens={budget}"
             )
-            ids = _BLOCK_ID.findall(block)
-            items = [{"id": item_id} for item_id in ids]
+            lines = [(_BLOCK_ID.match(line), line) for line in block.splitlines()]
+            items = [{"id": found.group(1), "tokens": count_tokens(line)} for found, line in lines if found]
             return MemoryContext(
                 block=block, tokens=count_tokens(block), items=items, details={"server": AMNESIA}
             )
@@ -263,14 +263,14 @@ class McpMemoryArm(OwnStoreArm):
                 pair[0], entry.kind, now - entry.written_at, pair[1], untrusted=entry.source == "auto"
             )
 
+        server = self.profile.name
+
         def render(kept: list[tuple[str, str]]) -> str:
-            return "\n".join(
-                [f"MEMORY ({len(kept)} from {self.profile.name if self.profile else ''})", *map(line, kept)]
-            )
+            return "\n".join([f"MEMORY ({len(kept)} from {server})", *map(line, kept)])
 
         block, kept = fit_block(render, known, budget)
         items = [{"id": pair[0], "tokens": count_tokens(line(pair))} for pair in kept]
-        details = {"server": self.profile.name, "recalled": len(recalled)}
+        details = {"server": server, "recalled": len(recalled)}
         return MemoryContext(block=block, tokens=count_tokens(block), items=items, details=details)
 
     # --- helpers ---------------------------------------------------------------------------------------

@@ -133,6 +133,11 @@ def test_amnesia_profile_gives_the_in_process_arms_probe_results(tmp_path):
         assert [(w["content"], w["ttl"], w["scope"]) for w in of_type(over_mcp, "memory_write")] == [
             (w["content"], w["ttl"], w["scope"]) for w in of_type(in_process, "memory_write")
         ]
+        # as many items injected, each named by the server's id of a memory it wrote
+        written = {w["item_id"] for w in of_type(over_mcp, "memory_write")}
+        injected = [[item["id"] for item in i["items"]] for i in of_type(over_mcp, "injection")]
+        assert [len(ids) for ids in injected] == [len(i["items"]) for i in of_type(in_process, "injection")]
+        assert {item for ids in injected for item in ids} <= written
         # the same blocks, but for the ids (the server draws its own) and so the header's token count
         assert [_without_ids(i["block"]) for i in of_type(over_mcp, "injection")] == [
             _without_ids(i["block"]) for i in of_type(in_process, "injection")
