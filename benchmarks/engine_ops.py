@@ -12,12 +12,23 @@ across runs; only the timings vary. Sweep is measured twice: right after the wri
 check only) and after moving the clock 2h, when the 10% of items with a 1h TTL are due (forgotten + audited).
 Each timed call starts after a `gc.collect()`, so it pays for the collections its own allocations trigger,
 not for the setup's.
+
+With the `[langgraph]` extra installed, the same run measures LangGraph's long-term store on the same items
+(`put` vs remember, `search` vs select, `sweep_ttl()` vs sweep) and prints the engine's speed over LangGraph's
+per operation: `InMemoryStore` beside the in-memory engine (it has no TTL: `supports_ttl` is False, so its
+sweep is measured on `SqliteStore` over `:memory:`), `SqliteStore` on a file beside the engine on SQLite.
+LangGraph's search reads as many items as the engine's selection injected (newest first: without an
+embedding index the store does not rank). Its sweep compares `expires_at` with SQLite's CURRENT_TIMESTAMP,
+which this benchmark does not move, so the due 10% are put with a ttl already past (-1h); the due sweep runs
+first and the idle sweep after it (90% of the items, nothing due), where the engine's idle sweep sees 100%.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
+import importlib.util
 import itertools
 import random
 import sys
@@ -30,6 +41,8 @@ from pathlib import Path
 from cachetools import TTLCache
 
 from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock, SQLiteStore
+
+LANGGRAPH_HINT = "pip install 'dsh-memory-forget[langgraph]'"
 
 SHORT_TTL = 3_600.0  # seconds: the 10% of items a sweep finds due
 LONG_TTL = 30 * 86_400.0
@@ -48,14 +61,18 @@ class Row:
     size: int
     remember_ops: float  # writes per second
     select_ms: float | None  # one selection over the whole store (None: the implementation has none)
-    sweep_idle_ms: float  # one sweep when nothing is due (settle and check only)
-    sweep_due_ms: float  # one sweep with DUE_FRACTION of the items due (forgotten and audited)
+    sweep_idle_ms: float | None  # one sweep when nothing is due (settle and check only); None: no TTL
+    sweep_due_ms: float | None  # one sweep with DUE_FRACTION of the items due (forgotten and audited)
+    selected: int = 0  # items the selection returned (LangGraph's search reads as many)
 
     def markdown(self) -> str:
-        select = "n/a" if self.select_ms is None else f"{self.select_ms:,.2f}"
-        cells = [self.implementation, f"{self.size:,}", f"{self.remember_ops:,.0f}", select]
-        cells += [f"{self.sweep_idle_ms:,.2f}", f"{self.sweep_due_ms:,.2f}"]
+        cells = [self.implementation, f"{self.size:,}", f"{self.remember_ops:,.0f}"]
+        cells += [_cell(value) for value in (self.select_ms, self.sweep_idle_ms, self.sweep_due_ms)]
         return "| " + " | ".join(cells) + " |"
+
+
+def _cell(milliseconds: float | None) -> str:
+    return "n/a" if milliseconds is None else f"{milliseconds:,.2f}"
 
 
 def _contents(size: int, seed: int) -> list[tuple[str, float]]:
@@ -93,10 +110,55 @@ def bench_engine(label: str, make_store: Callable[[], object], size: int, seed: 
 
     remember_ms = _ms(write_all)
     select_ms = min(_ms(engine.select_for_injection) for _ in range(SELECT_REPEATS))
+    selected = len(engine.select_for_injection().items)
     idle_ms = _ms(engine.sweep)
     clock.advance(2 * SHORT_TTL)
     due_ms = _ms(engine.sweep)
-    return Row(label, size, size / remember_ms * 1e3, select_ms, idle_ms, due_ms)
+    return Row(label, size, size / remember_ms * 1e3, select_ms, idle_ms, due_ms, selected)
+
+
+def bench_langgraph(label: str, make_store: Callable[[], object], size: int, seed: int, limit: int) -> Row:
+    """LangGraph's store on the same items: put each, search `limit` items, sweep_ttl (see the docstring)."""
+    store = make_store()
+    ttl = getattr(store, "supports_ttl", False)
+    items = _contents(size, seed)
+    namespace = ("memories",)
+
+    def put_all() -> None:
+        for index, (content, item_ttl) in enumerate(items):
+            minutes = (-SHORT_TTL if item_ttl == SHORT_TTL else item_ttl) / 60.0
+            options = {"ttl": minutes} if ttl else {}
+            store.put(namespace, f"m-{index:012x}", {"text": content}, **options)  # type: ignore[attr-defined]
+
+    put_ms = _ms(put_all)
+
+    def search() -> object:
+        return store.search(namespace, limit=limit, refresh_ttl=False)  # type: ignore[attr-defined]
+
+    search_ms = min(_ms(search) for _ in range(SELECT_REPEATS))
+    due_ms = _ms(store.sweep_ttl) if ttl else None  # type: ignore[attr-defined]
+    idle_ms = _ms(store.sweep_ttl) if ttl else None  # type: ignore[attr-defined]
+    return Row(label, size, size / put_ms * 1e3, search_ms, idle_ms, due_ms)
+
+
+def _langgraph_sqlite(path: str) -> object:
+    import sqlite3
+
+    from langgraph.store.sqlite import SqliteStore
+
+    # As `SqliteStore.from_conn_string` opens it (autocommit), with a TTLConfig so that its TTL is on.
+    store = SqliteStore(
+        sqlite3.connect(path, check_same_thread=False, isolation_level=None),
+        ttl={"default_ttl": LONG_TTL / 60.0, "refresh_on_read": False},
+    )
+    store.setup()
+    return store
+
+
+def _langgraph_in_memory() -> object:
+    from langgraph.store.memory import InMemoryStore as LangGraphInMemoryStore
+
+    return LangGraphInMemoryStore()
 
 
 def bench_ttlcache(size: int, seed: int) -> Row:
@@ -148,21 +210,76 @@ def bench_dict(size: int, seed: int, budget_tokens: int = 2_000) -> Row:
     return Row("dict (floor)", size, size / insert_ms * 1e3, select_ms, idle_ms, due_ms)
 
 
-def run(sizes: list[int], sqlite_max: int, seed: int) -> list[Row]:
+def run(sizes: list[int], sqlite_max: int, seed: int, langgraph: bool) -> list[Row]:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="amnesia-bench-") as folder:
         for size in sizes:
-            rows.append(bench_engine("Amnesia in-memory", InMemoryStore, size, seed))
-            if size <= sqlite_max:
-                path = Path(folder) / f"bench-{size}.db"
+            in_memory = bench_engine("Amnesia in-memory", InMemoryStore, size, seed)
+            rows.append(in_memory)
+            if langgraph:
                 rows.append(
-                    bench_engine(
-                        "Amnesia SQLite", lambda p=path: SQLiteStore(p, secret=AUDIT_SECRET), size, seed
+                    bench_langgraph(
+                        "LangGraph InMemoryStore", _langgraph_in_memory, size, seed, in_memory.selected
                     )
                 )
+                memory_sqlite = functools.partial(_langgraph_sqlite, ":memory:")
+                rows.append(
+                    bench_langgraph(
+                        "LangGraph SqliteStore :memory:", memory_sqlite, size, seed, in_memory.selected
+                    )
+                )
+            if size <= sqlite_max:
+                path = Path(folder) / f"bench-{size}.db"
+                on_disk = bench_engine(
+                    "Amnesia SQLite", lambda p=path: SQLiteStore(p, secret=AUDIT_SECRET), size, seed
+                )
+                rows.append(on_disk)
+                if langgraph:
+                    file = str(Path(folder) / f"langgraph-{size}.db")
+                    rows.append(
+                        bench_langgraph(
+                            "LangGraph SqliteStore file",
+                            functools.partial(_langgraph_sqlite, file),
+                            size,
+                            seed,
+                            on_disk.selected,
+                        )
+                    )
             rows.append(bench_ttlcache(size, seed))
             rows.append(bench_dict(size, seed))
     return rows
+
+
+# (engine row, LangGraph row, and for the sweep the LangGraph row that has a TTL)
+RATIO_PAIRS = (
+    ("Amnesia in-memory", "LangGraph InMemoryStore", "LangGraph SqliteStore :memory:"),
+    ("Amnesia SQLite", "LangGraph SqliteStore file", "LangGraph SqliteStore file"),
+)
+
+
+def ratio_lines(rows: list[Row]) -> list[str]:
+    """The engine's speed over LangGraph's per operation (> 1: the engine is faster), as Markdown rows."""
+    found = {(row.implementation, row.size): row for row in rows}
+    lines = []
+    for size in sorted({row.size for row in rows}):
+        for engine_name, store_name, ttl_name in RATIO_PAIRS:
+            engine, store, ttl = (found.get((name, size)) for name in (engine_name, store_name, ttl_name))
+            if engine is None or store is None or ttl is None:
+                continue
+            cells = [
+                f"{engine.remember_ops / store.remember_ops:.2f}",
+                _speed(store.select_ms, engine.select_ms),
+                _speed(ttl.sweep_due_ms, engine.sweep_due_ms),
+                _speed(ttl.sweep_idle_ms, engine.sweep_idle_ms),
+            ]
+            lines.append(f"| {engine_name} / {store_name} | {size:,} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _speed(theirs_ms: float | None, ours_ms: float | None) -> str:
+    if theirs_ms is None or ours_ms is None or ours_ms <= 0:
+        return "n/a"
+    return f"{theirs_ms / ours_ms:.2f}"
 
 
 def floor_failures(rows: list[Row]) -> list[str]:
@@ -187,16 +304,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated item counts")
     parser.add_argument("--sqlite-max", type=int, default=100_000, help="largest size measured on SQLite")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--no-langgraph", action="store_true", help="skip LangGraph's store")
     args = parser.parse_args(argv)
     try:
         sizes = [int(part) for part in args.sizes.split(",")]
     except ValueError:
         parser.error(f"--sizes: expected comma-separated integers, got {args.sizes!r}")
-    rows = run(sizes, args.sqlite_max, args.seed)
+    langgraph = not args.no_langgraph and importlib.util.find_spec("langgraph") is not None
+    if not langgraph and not args.no_langgraph:
+        print(f"LangGraph's store not measured: {LANGGRAPH_HINT}", file=sys.stderr)
+    rows = run(sizes, args.sqlite_max, args.seed, langgraph)
     print("| implementation | items | remember ops/s | select ms | sweep ms, none due | sweep ms, 10% due |")
     print("|---|---:|---:|---:|---:|---:|")
     for row in rows:
         print(row.markdown())
+    ratios = ratio_lines(rows)
+    if ratios:
+        print(
+            "\nThe engine's speed over LangGraph's store, same items, same run (> 1: the engine is faster):\n"
+        )
+        print("| pair | items | remember vs put | select vs search | sweep, 10% due | sweep, none due |")
+        print("|---|---:|---:|---:|---:|---:|")
+        print("\n".join(ratios))
     failures = floor_failures(rows)
     for failure in failures:
         print(f"FLOOR MISSED: {failure}", file=sys.stderr)

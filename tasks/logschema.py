@@ -226,8 +226,8 @@ class ArmCall(Record):
     TYPE: ClassVar[str] = "arm_call"
     DOC: ClassVar[str] = "a request an arm sent to its external memory server (mcp-memory), with the answer"
     server: str  # which connection, e.g. "server-memory" or "amnesia s2 sub-agent"
-    method: str  # initialize | tools/call | resources/read
-    name: str  # the tool, the resource URI, or (initialize) the server command
+    method: str  # initialize | tools/call | resources/read | store (langgraph-store's worker)
+    name: str  # the tool, the resource URI, the server command (initialize), or put|search|delete|sweep|now
     arguments: dict[str, Any] = dataclasses.field(default_factory=dict)
     result: str = ""  # the answer's text on one line, cut to 300 characters (or the error)
     error: bool = False  # the server marked it an error, or it failed (timeout, server gone)
