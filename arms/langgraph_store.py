@@ -1,5 +1,5 @@
 """`langgraph-store`: LangGraph's own long-term store (`langgraph.store.sqlite.SqliteStore`, extra
-`[langgraph]`) as an arm, with its real TTL (docs/harness.md, "LangGraph's store").
+`[langgraph]`) as an arm, with its real TTL (docs/peers.md, "LangGraph's store as an arm").
 
 Each (arm, task) pair starts one worker process (arms/langgraph_worker.py) that holds the store on a SQLite
 file in the pair's folder. A write is `store.put` (namespace `("workspace",)` or `("session", <id>)`, the text

@@ -272,7 +272,10 @@ def ratio_lines(rows: list[Row]) -> list[str]:
                 _speed(ttl.sweep_due_ms, engine.sweep_due_ms),
                 _speed(ttl.sweep_idle_ms, engine.sweep_idle_ms),
             ]
-            lines.append(f"| {engine_name} / {store_name} | {size:,} | " + " | ".join(cells) + " |")
+            pair = f"{engine_name} / {store_name}" + (
+                f" (sweeps: {ttl_name})" if ttl_name != store_name else ""
+            )
+            lines.append(f"| {pair} | {size:,} | " + " | ".join(cells) + " |")
     return lines
 
 
