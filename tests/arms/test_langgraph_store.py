@@ -139,7 +139,11 @@ def test_the_stores_ttl_changes_outcomes_on_the_small_set(
 ):
     # Two of the four tasks (a worker process starts per pair): the fact change the TTL decides, and a
     # preference it keeps within 2 days.
-    chosen = [task for task in small_set_tasks if task["id"] in ("harmful/verification-drink", "helpful/answer-language")]
+    chosen = [
+        task
+        for task in small_set_tasks
+        if task["id"] in ("harmful/verification-drink", "helpful/answer-language")
+    ]
     tasks = write_tasks(tmp_path / "tasks", chosen)
     outcomes = {}
     for label, options in (("none", []), ("2d", ["--set", "langgraph-store.default_ttl=2d"])):
