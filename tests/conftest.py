@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -39,22 +40,28 @@ RunLogs = dict[str, list[dict[str, Any]]]
 EXAMPLE_SHARE = 1 / 3
 MIN_EXAMPLES = 10
 
+# No per-example deadline and no too-slow health check: hypothesis's default deadline (200 ms) failed tests on
+# a loaded machine (two workers, CI beside other jobs) whose only fault was time. What a test checks is its
+# assertions.
+hypothesis.settings.register_profile(
+    "amnesia", deadline=None, suppress_health_check=[hypothesis.HealthCheck.too_slow]
+)
+hypothesis.settings.load_profile("amnesia")
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if os.environ.get("AMNESIA_FULL_EXAMPLES") == "1":
         return
-    from hypothesis import settings
-
     for item in items:
         test = getattr(item, "function", None)
         if not getattr(test, "is_hypothesis_test", False):
             continue
-        chosen = getattr(test, "_hypothesis_internal_use_settings", None) or settings.default
+        chosen = getattr(test, "_hypothesis_internal_use_settings", None) or hypothesis.settings.default
         if chosen.max_examples <= MIN_EXAMPLES:
             continue
         share = max(MIN_EXAMPLES, round(chosen.max_examples * EXAMPLE_SHARE))
         # hypothesis reads the settings off the test function when it runs
-        test._hypothesis_internal_use_settings = settings(chosen, max_examples=share)
+        test._hypothesis_internal_use_settings = hypothesis.settings(chosen, max_examples=share)
 
 
 # ---- the small task set ------------------------------------------------------------------------------------
