@@ -56,6 +56,8 @@ class McpMemoryOptions:
     profile: str = "server-memory"  # server-memory | amnesia | path/to/profile.yaml
     command: str = ""  # the server command line ("" = the profile's: mcp-server-memory on PATH, or ours)
     timeout: float = 10.0  # seconds allowed for the server to start, and for each request
+    # profile amnesia: an engine config file (YAML/TOML) for the server (`--config`), e.g. a preset's switches
+    amnesia_config: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.profile, str) or not self.profile:
@@ -64,6 +66,11 @@ class McpMemoryOptions:
             raise ArmConfigError(f"mcp-memory: option command must be a command line, got {self.command!r}")
         if check_number("mcp-memory", "timeout", self.timeout) <= 0:
             raise ArmConfigError(f"mcp-memory: option timeout must be > 0, got {self.timeout!r}")
+        if self.amnesia_config and (self.profile != AMNESIA or not Path(self.amnesia_config).is_file()):
+            raise ArmConfigError(
+                "mcp-memory: option amnesia_config must be an existing file, with profile amnesia, got "
+                f"{self.amnesia_config!r}"
+            )
 
 
 @dataclass
@@ -305,8 +312,10 @@ class McpMemoryArm(OwnStoreArm):
                 str(ctx.workdir / "amnesia.db"),
                 "--clock-file",
                 str(self._clock_path()),
-                "mcp",
             ]
+            if self.config.amnesia_config:
+                command += ["--config", str(Path(self.config.amnesia_config).resolve())]
+            command += ["mcp"]
             command += ["--owner", owner] if owner else []
             command += ["--sub-agent"] if sub else []
             env = {

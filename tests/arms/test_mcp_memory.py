@@ -191,7 +191,14 @@ def test_a_bad_profile_is_a_one_line_error_naming_file_and_field(tmp_path, text,
 
 
 def test_bad_options_are_one_line_errors(tmp_path):
-    for options in ({"profile": str(tmp_path / "absent.yaml")}, {"timeout": 0}, {"colour": 1}):
+    bad = (
+        {"profile": str(tmp_path / "absent.yaml")},
+        {"timeout": 0},
+        {"colour": 1},
+        {"profile": "amnesia", "amnesia_config": str(tmp_path / "absent.yaml")},
+        {"amnesia_config": __file__},  # only with profile amnesia
+    )
+    for options in bad:
         with pytest.raises(ArmConfigError) as raised:
             create_arm("mcp-memory", options)
         assert "\n" not in str(raised.value) and "mcp-memory" in str(raised.value)
@@ -258,3 +265,18 @@ def test_a_recall_the_server_refuses_stops_the_pair(tmp_path, server_memory):
     log = logs["mcp-memory/helpful__ledger-split-task-state"]
     assert log[-1]["type"] == "pair_error" and "open_nodes" in log[-1]["error"]
     assert "\n" not in log[-1]["error"] and of_type(log, "arm_call")[-1]["error"] is True
+
+
+def test_an_engine_config_reaches_the_server_full_memory_over_mcp_is_full_memory(tmp_path):
+    config = tmp_path / "keep-all.yaml"
+    config.write_text("auto_expire: false\n")  # full-memory's one switch
+    tasks = ("helpful/guest-wifi-short-ttl",)  # a ttl too short: amnesia loses the fact, full-memory keeps it
+    options = ("mcp-memory.profile=amnesia", f"mcp-memory.amnesia_config={config}")
+    logs = run(tmp_path / "run", "mcp-memory,full-memory,amnesia", *options, tasks=tasks)
+    name = "helpful__guest-wifi-short-ttl"
+    arms = ("mcp-memory", "full-memory", "amnesia")
+    outcomes = {arm: [p["classification"] for p in of_type(logs[f"{arm}/{name}"], "probe")] for arm in arms}
+    assert outcomes["mcp-memory"] == outcomes["full-memory"] != outcomes["amnesia"]
+    assert [_without_ids(i["block"]) for i in of_type(logs[f"mcp-memory/{name}"], "injection")] == [
+        _without_ids(i["block"]) for i in of_type(logs[f"full-memory/{name}"], "injection")
+    ]
