@@ -225,6 +225,11 @@ class _Entry:
     written_at: float
 
     @property
+    def never_expires(self) -> bool:
+        """A pinned or `ttl: never` write: put without a ttl, so the store never expires nor refreshes it."""
+        return self.spec.pin or self.spec.ttl == NEVER
+
+    @property
     def namespace(self) -> tuple[str, ...]:
         """The store's namespace of the memory: one per workspace, one per session."""
         return ("session", self.owner_id) if self.owner_id is not None else ("workspace",)
@@ -303,16 +308,15 @@ class LangGraphStoreArm(OwnStoreArm):
         self._next_id += 1
         entry = _Entry(spec, scope, owner, self.now())
         # The store's default_ttl applies to every write; a pinned or `never` write is put without a ttl.
-        never = spec.pin or spec.ttl == NEVER
         self._worker().call(
             "put",
             namespace=list(entry.namespace),
             key=item_id,
             text=spec.content,
-            ttl=None if never else "default",
+            ttl=None if entry.never_expires else "default",
         )
         self.entries[item_id] = entry
-        ttl = None if never or self.config.default_ttl is None else self.config.default_ttl
+        ttl = None if entry.never_expires else self.config.default_ttl
         expires_at = None if ttl is None else self.now() + ttl
         self.memlog.write_spec(item_id, spec, scope=scope, owner_id=owner, ttl=ttl, expires_at=expires_at)
 
@@ -337,8 +341,9 @@ class LangGraphStoreArm(OwnStoreArm):
             )
         known = [item["key"] for item in recalled if item["key"] in self.entries]
         if self.config.default_ttl is not None and self.config.refresh_on_read:
-            for item_id in known:  # the search renewed their ttl (the store's refresh_on_read)
-                self.memlog.touch(item_id, reason="refresh_on_read")
+            for item_id in known:  # the search renewed their ttl (the store's refresh_on_read); none: no ttl
+                if not self.entries[item_id].never_expires:
+                    self.memlog.touch(item_id, reason="refresh_on_read")
         known.sort(key=lambda item_id: (-self.entries[item_id].written_at, item_id))  # newest first
         now = self.now()
 

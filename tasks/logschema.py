@@ -224,7 +224,10 @@ class ToolCall(Record):
 @dataclass(kw_only=True)
 class ArmCall(Record):
     TYPE: ClassVar[str] = "arm_call"
-    DOC: ClassVar[str] = "a request an arm sent to its external memory server (mcp-memory), with the answer"
+    DOC: ClassVar[str] = (
+        "a request an arm sent to its external memory server (mcp-memory) or store worker (langgraph-store),"
+        " with the answer"
+    )
     server: str  # which connection, e.g. "server-memory" or "amnesia s2 sub-agent"
     method: str  # initialize | tools/call | resources/read | store (langgraph-store's worker)
     name: str  # the tool, the resource URI, the server command (initialize), or put|search|delete|sweep|now

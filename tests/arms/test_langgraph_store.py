@@ -81,20 +81,20 @@ def test_a_memory_past_the_stores_ttl_is_swept_and_one_within_it_stays(tmp_path,
     arm.end_task()
 
 
-@pytest.mark.parametrize(("refresh", "kept"), [(True, {"lg-0001"}), (False, set())])
+@pytest.mark.parametrize(("refresh", "kept"), [(True, {"lg-0001", "lg-0002"}), (False, {"lg-0002"})])
 def test_refresh_on_read_renews_the_ttl_on_every_search(tmp_path, arm_driver, requirements, refresh, kept):
     arm = create_arm("langgraph-store", {"default_ttl": "1d", "refresh_on_read": refresh})
     driver = arm_driver(arm, tmp_path)
     driver.start(0.0)
-    driver.turn("note", remember=write("The fact."))
+    driver.turn("note", remember=write("The fact.") + write("A pinned fact.", pin=True))
     driver.end()
     driver.start(0.9 * DAY)  # a search: with refresh_on_read the store restarts the fact's ttl here
-    assert ids_in(driver.turn("read").block) == {"lg-0001"}
+    assert ids_in(driver.turn("read").block) == {"lg-0001", "lg-0002"}
     driver.end()
     driver.start(1.5 * DAY)
     assert ids_in(driver.turn("again").block) == kept
-    touches = [r["reason"] for r in driver.of_type("memory_touch")]
-    assert touches == (["refresh_on_read"] * 3 if refresh else [])
+    touches = [(r["item_id"], r["reason"]) for r in driver.of_type("memory_touch")]
+    assert touches == ([("lg-0001", "refresh_on_read")] * 3 if refresh else [])  # the pinned one has no ttl
     arm.end_task()
 
 
