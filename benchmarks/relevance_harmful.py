@@ -12,8 +12,8 @@ for a single memory), where the order alone decides which version the model sees
     python benchmarks/relevance_harmful.py                       # budgets 2000, 200, 100, 80, 70, 60, 50, 40
     python benchmarks/relevance_harmful.py --budgets 2000,150 --tasks tasks/harmful
 
-Scripted model, seed 0: the runs are deterministic. They are one sweep over the budgets (`amnesia-bench sweep`,
-amnesia_bench.sweep) in a temporary folder.
+Scripted model, seed 0: the runs are deterministic. They are one sweep over the budgets
+(`amnesia-bench sweep`, amnesia_bench.sweep) in a temporary folder.
 """
 
 from __future__ import annotations
