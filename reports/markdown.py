@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -14,11 +14,9 @@ from reports.fairness import oracle_lines
 from reports.logread import RunData
 from reports.metrics import FAILURE_RATES, PROBE_RATES
 from reports.stats import ALPHA, DEFAULT_RESAMPLES, EXACT_UP_TO, MIN_TASKS, MIN_TASKS_FOR_INTERVAL
+from reports.tables import ReportTables
 from reports.tooluse import tool_use_line
 from reports.wording import amount, describe_difference, interval_text, p_text
-
-if TYPE_CHECKING:
-    from reports.build import ReportTables
 
 AMNESIA, FULL, NONE = "amnesia", "full-memory", "no-memory"
 FIGURES = (

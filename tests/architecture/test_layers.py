@@ -79,3 +79,57 @@ def test_the_check_catches_a_forbidden_import(tmp_path, package, line):
     body = f"def f():\n{line}\n" if line.startswith(" ") else f"{line}\n"
     module.write_text(body, encoding="utf-8")
     assert len(violations(tmp_path)) == 1
+
+
+def module_imports(root: Path, package: str) -> dict[str, set[str]]:
+    """module -> the modules of the same package it imports (anywhere in its source: lazy and TYPE_CHECKING
+    imports count, `from package import name` counts when `name` is a module)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module == package:
+                    found.update(f"{package}.{alias.name}" for alias in node.names)
+                elif node.module.startswith(package + "."):
+                    found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names if alias.name.startswith(package + "."))
+        graph[module] = found - {module}
+    return {module: {d for d in deps if d in graph} for module, deps in graph.items()}
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every module that reaches itself through the imports, with the path it takes."""
+    circles = []
+    for start in sorted(graph):
+        seen, stack = set(), [(start, [start])]
+        while stack:
+            module, path = stack.pop()
+            for nxt in sorted(graph[module]):
+                if nxt == start:
+                    circles.append([*path, start])
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
+    return circles
+
+
+# The engine keeps two circles between modules that describe one thing (config <-> item, selection <-> views);
+# the harness packages have none, and must not grow one: a module there can be read knowing only what it
+# imports.
+@pytest.mark.parametrize("package", ["tasks", "arms", "runners", "reports", "amnesia_bench"])
+def test_no_module_of_a_harness_package_imports_itself_through_others(package):
+    assert import_circles(module_imports(ROOT, package)) == []
+
+
+def test_the_circle_check_finds_a_lazy_circle(tmp_path):
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "a.py").write_text("from reports.b import thing\n", encoding="utf-8")
+    (tmp_path / "reports" / "b.py").write_text("def f():\n    from reports import a\n", encoding="utf-8")
+    assert import_circles(module_imports(tmp_path, "reports")) == [
+        ["reports.a", "reports.b", "reports.a"],
+        ["reports.b", "reports.a", "reports.b"],
+    ]
