@@ -37,7 +37,7 @@ RunLogs = dict[str, list[dict[str, Any]]]
 # The README's `pytest` runs each property test with EXAMPLE_SHARE of the examples its settings name (at least
 # MIN_EXAMPLES), so the whole suite fits 90 s on 2 cores; CI (.ci/run) sets AMNESIA_FULL_EXAMPLES=1 and runs
 # every property test with its full count. The share applies to the count each test chose for itself.
-EXAMPLE_SHARE = 1 / 3
+EXAMPLE_SHARE = 1 / 4
 MIN_EXAMPLES = 10
 
 # No per-example deadline and no too-slow health check: hypothesis's default deadline (200 ms) failed tests on
