@@ -169,15 +169,11 @@ class McpMemoryArm(OwnStoreArm):
         self.entries[item_id] = _Entry(
             spec.content, spec.kind, scope, owner, spec.source, spec.tags, spec.key, self.now()
         )
-        self.memlog.write(
+        self.memlog.write_spec(
             item_id,
-            spec.content,
-            kind=spec.kind,
+            spec,
             scope=scope,
             owner_id=owner,
-            source=spec.source,
-            key=spec.key,
-            pinned=spec.pin,
             ttl=stored.get("ttl"),
             expires_at=stored.get("expires_at"),
         )
