@@ -29,6 +29,7 @@ from reports.staging import staged_folder
 from reports.viewer.transitions import with_stale_transitions
 from tasks.errors import ReportInputError
 from tasks.exposure import fill_exposure
+from tasks.failures import FAILURE_CODES
 from tasks.logschema import ModelCall, ProbeRecord, TaskStart, ToolCall
 
 ASSETS = ("index.html", "viewer.js", "viewer.css")
@@ -51,6 +52,7 @@ _COUNTED = (
     "model_calls",
     "context_tokens",
     "tool_calls",
+    *(f"failure:{code}" for code in FAILURE_CODES),  # probes that are not correct, by failure code
 )
 
 
@@ -77,6 +79,7 @@ _SHARES = {
     "poison_error": ("poison_errors", "poison_probes"),
     "abstained": ("abstained", "probes"),
     "wrong": ("wrong", "probes"),
+    **{f"failure:{code}": (f"failure:{code}", "probes") for code in FAILURE_CODES},
 }
 
 
@@ -161,6 +164,7 @@ def _pair_counts(records: list[dict[str, Any]]) -> dict[str, int]:
         "model_calls": len(calls),
         "context_tokens": sum(int(c["prompt_tokens"]) for c in calls),
         "tool_calls": sum(r["type"] == ToolCall.TYPE for r in records),
+        **{f"failure:{code}": sum(p.get("failure") == code for p in probes) for code in FAILURE_CODES},
     }
 
 
@@ -268,6 +272,7 @@ def build_viewer(runs: Sequence[Path | str], out: Path | str) -> Path:
                 {"column": label, "group": group, **total.counts, "ci": total.cis()}
                 for (label, group), total in totals.items()
             ],
+            "failure_codes": list(FAILURE_CODES),  # the order of the summary's failure table
             "tasks": rows,
             "cells": cells,
         }

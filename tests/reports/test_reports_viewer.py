@@ -85,6 +85,15 @@ def _listed(browser: WebDriver) -> list[str]:
     return [row.get_attribute("data-task") for row in rows]
 
 
+def _row(browser: WebDriver, table: str, arm: str) -> list[str]:
+    """The cells of the `all` row of `arm` in the page's table `table`."""
+    for row in browser.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr"):
+        cells = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+        if cells[:2] == [arm, "all"]:
+            return cells
+    raise AssertionError(f"no row for {arm} in #{table}")
+
+
 def _choose(browser: WebDriver, control: str, value: str) -> None:
     Select(browser.find_element(By.ID, control)).select_by_value(value)
 
@@ -96,18 +105,25 @@ def test_the_page_loads_from_disk_with_no_console_error_and_summarises_the_run(
     _open(browser, site)
     assert _errors(browser) == []
     assert sorted(_listed(browser)) == sorted(task["id"] for task in small_set_tasks)
-    summary = browser.find_element(By.ID, "summary").text
     logs = _logs(read_log, site)
     for arm in ARMS:
         probes = [r for (a, _), records in logs.items() if a == arm for r in records if r["type"] == "probe"]
         correct = sum(r["classification"] == "correct" for r in probes)
+        cells = _row(browser, "summary", arm)  # arm, group, tasks, probes, 3 exposure shares, success, ...
+        assert cells[:4] == [arm, "all", str(len(small_set_tasks)), str(len(probes))]
         # the share, its 95% CI in brackets, then the counts
-        assert (
-            f"{arm} all {len(small_set_tasks)} {len(probes)} {100 * correct / len(probes):.1f}% [" in summary
-        )
-        assert f"] ({correct}/{len(probes)})" in summary
+        assert cells[7].startswith(f"{100 * correct / len(probes):.1f}% [")
+        assert cells[7].endswith(f"] ({correct}/{len(probes)})")
     legend = browser.find_element(By.ID, "answer-legend").text
     assert "c correct s stale p poisoned a abstained w wrong" in " ".join(legend.split())
+    failures = browser.find_element(By.ID, "failures").text  # the failure codes, each a share of all probes
+    assert "stale-memory premise-accepted cascade-missed deletion-leak" in " ".join(failures.split())
+    for arm in ARMS:
+        probes = [r for (a, _), records in logs.items() if a == arm for r in records if r["type"] == "probe"]
+        stale = sum(r.get("failure") == "stale-memory" for r in probes)
+        cells = _row(browser, "failures", arm)  # arm, group, probes, then one share per code
+        assert cells[:3] == [arm, "all", str(len(probes))]
+        assert cells[3].startswith(f"{100 * stale / len(probes):.1f}%")
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from amnesia_bench.cli import app
+from tasks.failures import FAILURE_CODES
 
 ARMS = "no-memory,full-memory,amnesia"
 SHARES = {"success": "success_rate", "stale_error": "stale_error_rate", "poison_error": "poison_error_rate"}
@@ -47,6 +48,18 @@ def test_the_summary_cis_are_the_reports(write_generated, tmp_path: Path) -> Non
                 assert (lo, hi) == pytest.approx((cell[f"{metric}_lo"], cell[f"{metric}_hi"]))
                 widths.append(hi - lo)
     assert max(widths) > 0.1  # intervals with some width: the comparison is not one of 0s and 1s
+    failures = _index(tmp_path / "site")["failure_codes"]
+    assert failures == list(FAILURE_CODES)
+    seen = 0
+    for row in rows:  # the failure table: the report's failure-code rates, with the same CIs
+        cell = summary.loc[(row["column"], row["group"])]
+        for code in failures:
+            rate = code.replace("-", "_") + "_failure_rate"
+            assert row[f"failure:{code}"] / row["probes"] == pytest.approx(cell[rate])
+            lo, hi = row["ci"][f"failure:{code}"]
+            assert (lo, hi) == pytest.approx((cell[f"{rate}_lo"], cell[f"{rate}_hi"]))
+            seen += row[f"failure:{code}"]
+    assert seen > 0
 
 
 def test_view_takes_a_folder_of_runs_like_report(small_set_tasks, write_tasks, tmp_path: Path) -> None:

@@ -248,6 +248,29 @@
       })));
   }
 
+  // The failure codes of docs/reports.md (index.failure_codes, in the reports' order), each a share of all probes.
+  function failureTable() {
+    var codes = index.failure_codes || [];
+    var order = index.columns.map(function (c) { return c.label; });
+    var rows = index.summary.slice().sort(function (a, b) {
+      return order.indexOf(a.column) - order.indexOf(b.column) ||
+        GROUP_ORDER.indexOf(a.group) - GROUP_ORDER.indexOf(b.group);
+    });
+    var head = ["arm", "group", "probes"].concat(codes);
+    return el("table", { className: "summary", id: "failures" },
+      el("caption", { text: "Failure codes: what went wrong on each probe that is not correct (share of all probes, 95% CI)" }),
+      el("thead", null, el("tr", null, head.map(function (h) { return el("th", { text: h }); }))),
+      el("tbody", null, rows.map(function (r) {
+        var ci = r.ci || {};
+        return el("tr", { className: r.group === "all" ? "total" : null },
+          el("td", { text: r.column }), el("td", { text: r.group }), el("td", { text: r.probes }),
+          codes.map(function (code) {
+            var key = "failure:" + code;
+            return el("td", { text: share(r[key] || 0, r.probes, ci[key]) });
+          }));
+      })));
+  }
+
   function renderList() {
     var rows = index.tasks;
     var chosen = [];
@@ -297,7 +320,7 @@
 
     show([
       el("details", { className: "overview", open: true }, el("summary", { text: "Runs and summary" }),
-        runSection(), summaryTable(),
+        runSection(), summaryTable(), failureTable(),
         el("p", { className: "note", text: "Shares of probes with their 95% CI in brackets (bootstrap over tasks, " +
           "as `amnesia-bench report` gives them). Exposure first (model-free): \"stale in prompt\" = probes whose " +
           "prompt held a stale value / probes that list stale values (likewise expected, poison). Then the " +
