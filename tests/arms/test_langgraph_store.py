@@ -178,8 +178,9 @@ def test_a_failing_store_stops_its_pair_with_a_one_line_error_and_the_run_goes_o
 ):
     if patch == "no-extra":
         monkeypatch.setattr(langgraph_store, "langgraph_installed", lambda: False)
-    elif patch == "no-faketime":
+    elif patch == "no-faketime":  # with the extra installed, so that the missing library is what fails
         monkeypatch.setattr(langgraph_store, "faketime_library", lambda: None)
+        monkeypatch.setattr(langgraph_store, "langgraph_installed", lambda: True)
     else:
         script = tmp_path / "worker.py"
         script.write_text(patch, encoding="utf-8")
