@@ -208,20 +208,17 @@ def place_labels(
                 (centre, -gap - 2 - height), (right, above + height), (right, below - height)]  # fmt: skip
         # then the same spots twice as far (a label a little off its point beats one on another label)
         spots = ring + [(2 * dx + width * (dx < 0), 2 * dy + height * (dy < 0)) for dx, dy in ring]
-        best, best_cost = spots[0], math.inf
+        best, best_box, best_cost = spots[0], (0.0, 0.0, 0.0, 0.0), math.inf
         for dx, dy in spots:
             box = (x + dx * scale, y + dy * scale, x + (dx + width) * scale, y + (dy + height) * scale)
-            inside = _overlap(box, (frame.x0, frame.y0, frame.x1, frame.y1))
-            cost = sum(_overlap(box, other) for other in placed + marks) + (
-                (box[2] - box[0]) * (box[3] - box[1]) - inside
-            )
+            outside = (box[2] - box[0]) * (box[3] - box[1]) - _overlap(box, frame.extents)
+            cost = sum(_overlap(box, other) for other in placed + marks) + outside
             if cost < best_cost:
-                best, best_cost = (dx, dy), cost
+                best, best_box, best_cost = (dx, dy), box, cost
             if cost == 0:
                 break
-        dx, dy = best
-        placed.append((x + dx * scale, y + dy * scale, x + (dx + width) * scale, y + (dy + height) * scale))
-        ax.annotate(text, tuple(point), xytext=(dx, dy), textcoords="offset points", ha="left", va="bottom",
+        placed.append(best_box)
+        ax.annotate(text, tuple(point), xytext=best, textcoords="offset points", ha="left", va="bottom",
                     fontsize=fontsize, color=color)  # fmt: skip
 
 
