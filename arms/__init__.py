@@ -4,7 +4,8 @@
 The public kit for writing an arm, here or in a file of your own (docs/harness.md): `ArmBase` (no-op hooks)
 or `OwnStoreArm` (an arm with its own store: `self.memlog`, `self.now()`), `MemoryLog` (one call per memory
 event: write, touch, forget, refused), `memory_line` and `fit_block` (the block's lines within the budget),
-`scope_for`, `visible_to` and `forget_selects` (scopes and forget selectors as every arm reads them)."""
+`scope_for`, `visible_to` and `forget_selects` (scopes and forget selectors as every arm reads them), and
+`CompactionInfo`, the event of the `on_compaction_start` / `on_compaction_end` hooks."""
 
 from arms.arm_kit import (
     MemoryLog,
@@ -15,7 +16,7 @@ from arms.arm_kit import (
     scope_for,
     visible_to,
 )
-from arms.base import Arm, ArmBase, ArmContext, MemoryContext, SessionInfo
+from arms.base import Arm, ArmBase, ArmContext, CompactionInfo, MemoryContext, SessionInfo
 from arms.registry import ARMS, VARIANTS, available, create_arm, resolve
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Arm",
     "ArmBase",
     "ArmContext",
+    "CompactionInfo",
     "MemoryContext",
     "MemoryLog",
     "OwnStoreArm",

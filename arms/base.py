@@ -9,6 +9,11 @@ Call order for one task (the runner guarantees it):
         advance_clock(now)            # the simulated clock has just moved to the session's start
         start_session(session)
         for each turn:
+            [compaction]                      # when the task's `compaction` event or the token threshold
+                                              # falls before this turn (runners.replay):
+                on_compaction_start(info)     #   the older turns are still in the history; info.summary = ""
+                ... the runner replaces them with one summary message ...
+                on_compaction_end(info)       #   info.summary and info.tokens_after filled in
             observe_user_turn(text)           # every user turn, before anything else
             apply forget specs  -> forget(spec)
             apply remember specs -> remember(spec)
@@ -81,6 +86,34 @@ class SessionInfo:
     at: float  # simulated seconds from the task start
 
 
+@dataclass(frozen=True)
+class CompactionInfo:
+    """One context compaction as the host performs it: the runner replaces the session's older history
+    messages with one summary message (docs/harness.md#context-compaction). The same event is passed to
+    `on_compaction_start` (before the replacement: `summary` is "" and `tokens_after` 0) and to
+    `on_compaction_end` (after it, both filled in)."""
+
+    session_id: str
+    """The session whose conversation is compacted (`SessionInfo.session_id`)."""
+    at: float
+    """Simulated seconds from the task start at which the compaction happens."""
+    trigger: str
+    """Why it happens: "event" = the task's `compaction` event, "tokens" = the automatic one (the history
+    passed the task's `auto_compaction: {at_tokens: N}`)."""
+    dropped: tuple[Message, ...]
+    """The history messages being replaced, oldest first, verbatim."""
+    summary: str
+    """The text of the one message that replaces them; "" in the start hook."""
+    tokens_before: int
+    """The history's tokens (amnesia.tokens.count_tokens of every message's text) before the compaction."""
+    tokens_after: int
+    """The history's tokens after it (summary included); 0 in the start hook."""
+    kept: tuple[Message, ...] = ()
+    """The most recent history messages kept verbatim after the summary, oldest first."""
+    turn_index: int = 0
+    """The index of the turn the compaction comes before (0-based within the session)."""
+
+
 @dataclass
 class MemoryContext:
     """What an arm puts in front of the model for one call."""
@@ -120,6 +153,14 @@ class Arm(Protocol):
     def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext: ...
 
     def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None: ...
+
+    def on_compaction_start(self, info: CompactionInfo) -> None:
+        """The host is about to compact the conversation: `info.dropped` is still in the history."""
+        ...
+
+    def on_compaction_end(self, info: CompactionInfo) -> None:
+        """The host compacted the conversation: `info.summary` now stands where `info.dropped` was."""
+        ...
 
     def end_session(self, session: SessionInfo) -> None: ...
 
@@ -201,6 +242,14 @@ class ArmBase:
         return MemoryContext()
 
     def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None:
+        return None
+
+    def on_compaction_start(self, info: CompactionInfo) -> None:
+        """No-op: an arm that does something before the host compacts (a flush, a framing) overrides it."""
+        return None
+
+    def on_compaction_end(self, info: CompactionInfo) -> None:
+        """No-op: an arm that does something after the host compacted overrides it."""
         return None
 
     def end_session(self, session: SessionInfo) -> None:

@@ -43,6 +43,7 @@ PUBLIC = {
         "Arm",
         "ArmBase",
         "ArmContext",
+        "CompactionInfo",
         "MemoryContext",
         "MemoryLog",
         "OwnStoreArm",
