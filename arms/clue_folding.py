@@ -33,7 +33,13 @@ main-agent session's remaining completed turns when it ends; benchmark sessions 
 on (with `recall: auto`) and reproduces the results of the arm before it followed the seed. The measure
 counts history (including the turn's tool messages) and user text, not the runner's system text. Clues
 carry no tags or keys (the design stores only distilled tokens), so forget selectors match by query only.
-A sub-agent's clues are scoped to its session and deleted when it ends. The "unclosed compaction/start"
+
+Keys (`clue_keys`): as in the seed, each clue row carries the id of the session that folded it, in one table
+that recall and forgets search whole (the seed puts partitioning by project or workspace on its roadmap), so
+a sub-agent's clues outlive it like any other session's; recall lines name the session. `clue_keys: scope`
+is the arm before it followed the seed (and the common ground of the other arms): main-agent clues
+workspace-wide, a sub-agent's private to its session and deleted (`agent-disposed`) when it ends; the
+variants `clue-folding-session-fold` and `clue-folding-strict` keep it. The "unclosed compaction/start"
 check is left out: the benchmark host runs no compaction of its own, so it could never fire."""
 
 from __future__ import annotations
@@ -74,9 +80,11 @@ MAX_LIMIT = 20
 MATCHES_CLUE = "keywords LIKE ? ESCAPE '\\' OR seed_tokens LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\'"
 FADED_MARKER = "… older clues have faded"
 
+# Each clue row is keyed by the session that folded it (`session_id`, as the seed writes it); `agent` is kept
+# only for `clue_keys: scope`, which derives the harness's scopes from it.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memory_clues (
-    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, scope TEXT NOT NULL, owner_id TEXT,
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, agent TEXT NOT NULL,
     keywords TEXT NOT NULL, seed_tokens TEXT NOT NULL, summary TEXT NOT NULL,
     turn_from INTEGER NOT NULL, turn_to INTEGER NOT NULL, created_at REAL NOT NULL
 )
@@ -138,6 +146,10 @@ class ClueFoldingOptions:
     tool_pair_check: bool = True  # never fold a range holding an unanswered tool call
     distiller: str = "rules"  # rules | model
     tools: str = "auto"  # when recall_from_clues is offered (arms.base.TOOL_MODES)
+    # session (the seed): every clue is keyed by the session that folded it and recall sees the whole table;
+    # scope (the arm before it followed the seed): main-agent clues workspace-wide, a sub-agent's private
+    # to its session and deleted when it ends
+    clue_keys: str = "session"
 
     def __post_init__(self) -> None:
         arm = "clue-folding"
@@ -153,6 +165,7 @@ class ClueFoldingOptions:
         check_bool(arm, "tool_pair_check", self.tool_pair_check)
         check_choice(arm, "distiller", self.distiller, ("rules", "model"))
         check_tool_mode(arm, self.tools)
+        check_choice(arm, "clue_keys", self.clue_keys, ("session", "scope"))
 
 
 @dataclass
@@ -213,8 +226,7 @@ class ClueFoldingArm(OwnStoreArm):
             )
             .fetchall()
         )
-        doomed = [row for row in rows if visible_to(row["scope"], row["owner_id"], self._state().info)]
-        self._delete(doomed, "manual")
+        self._delete([row for row in rows if self._sees(row)], "manual")
 
     def observe_user_turn(self, text: str) -> None:
         self._state().events = []
@@ -270,13 +282,10 @@ class ClueFoldingArm(OwnStoreArm):
 
     def end_session(self, session: SessionInfo) -> None:
         state = self._state()
-        if session.agent == "sub":
+        if session.agent == "sub" and self.config.clue_keys == "scope":
             rows = (
                 self._db()
-                .execute(
-                    "SELECT * FROM memory_clues WHERE scope = 'session' AND owner_id = ? ORDER BY id",
-                    (session.session_id,),
-                )
+                .execute("SELECT * FROM memory_clues WHERE session_id = ? ORDER BY id", (session.session_id,))
                 .fetchall()
             )
             self._delete(rows, "agent-disposed")
@@ -308,18 +317,15 @@ class ClueFoldingArm(OwnStoreArm):
             return None  # the range would cut a tool call from its (missing) result: this time no forgetting
         text = "\n".join(f"{user}\n{answer}" for user, answer in span)
         clue_id = f"k-{self._next_id:04d}"
-        scope = "session" if state.info.agent == "sub" else "workspace"
-        owner = state.info.session_id if scope == "session" else None
         try:
             clue = self._distill(text)
             with self._db():  # one transaction: committed or rolled back as a whole
                 self._db().execute(
-                    "INSERT INTO memory_clues VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO memory_clues VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         clue_id,
                         state.info.session_id,
-                        scope,
-                        owner,
+                        state.info.agent,
                         ", ".join(clue.keywords),
                         ", ".join(clue.seed_tokens),
                         clue.summary,
@@ -333,7 +339,16 @@ class ClueFoldingArm(OwnStoreArm):
         self._next_id += 1
         state.folded += len(span)
         state.checkpoints.append({"role": "user", "content": checkpoint_text(len(span), clue, has_cjk(text))})
-        self.memlog.write(clue_id, clue.as_text(), kind="clue", scope=scope, owner_id=owner, source="user")
+        keyed = self.config.clue_keys == "session"
+        private = not keyed and state.info.agent == "sub"
+        self.memlog.write(
+            clue_id,
+            clue.as_text(),
+            kind="clue",
+            scope="session" if private else "workspace",
+            owner_id=state.info.session_id if keyed or private else None,
+            source="user",
+        )
         return clue_id
 
     def _distill(self, text: str) -> Clue:
@@ -367,9 +382,7 @@ class ClueFoldingArm(OwnStoreArm):
         if not terms:
             return "", [], False
         rows = self._db().execute("SELECT * FROM memory_clues").fetchall()
-        visible = {
-            row["id"]: row for row in rows if visible_to(row["scope"], row["owner_id"], self._state().info)
-        }
+        visible = {row["id"]: row for row in rows if self._sees(row)}
         matches: Counter[str] = Counter()
         for term in terms:
             pattern = f"%{like_escape(term)}%"
@@ -382,12 +395,7 @@ class ClueFoldingArm(OwnStoreArm):
         ranked = sorted(matches, key=lambda cid: (-matches[cid], -visible[cid]["created_at"], cid))
         ranked = ranked[:limit]
         now = self.now()
-        lines = {
-            cid: memory_line(
-                cid, "clue", now - visible[cid]["created_at"], clue_from_row(visible[cid]).as_text()
-            )
-            for cid in ranked
-        }
+        lines = {cid: self._line(visible[cid], now) for cid in ranked}
         within_chars: list[str] = []
         for cid in ranked:
             if sum(len(lines[c]) + 1 for c in [*within_chars, cid]) > self.config.max_prompt_chars:
@@ -406,6 +414,22 @@ class ClueFoldingArm(OwnStoreArm):
         return block, [(cid, count_tokens(lines[cid])) for cid in kept], FADED_MARKER in block
 
     # --- helpers
+    def _sees(self, row: sqlite3.Row) -> bool:
+        """Whether the current session's recall and forgets see this clue. The seed keeps one table with the
+        folding session's id on each row and recalls across all of it (partitioning by project or workspace
+        is on its roadmap); `clue_keys: scope` applies the harness's agent scopes instead."""
+        if self.config.clue_keys == "session":
+            return True
+        scope = "session" if row["agent"] == "sub" else "workspace"
+        return visible_to(scope, row["session_id"], self._state().info)
+
+    def _line(self, row: sqlite3.Row, now: float) -> str:
+        """The clue's recall line; under the seed's keying it names the session that folded it."""
+        notes = (f"session {row['session_id']}",) if self.config.clue_keys == "session" else ()
+        return memory_line(
+            row["id"], "clue", now - row["created_at"], clue_from_row(row).as_text(), notes=notes
+        )
+
     def _delete(self, rows: list[sqlite3.Row], reason: str) -> None:
         with self._db():
             for row in rows:

@@ -75,8 +75,14 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "claims-oracle-key": ("claims", {"supersession": "key"}),
     # The arm before it followed seed 003 (session-end fold, recall injected before every call); "strict" is
     # that arm without the session-end fold (kept so earlier results stay reproducible by name).
-    "clue-folding-session-fold": ("clue-folding", {"fold_at_session_end": True, "recall": "auto"}),
-    "clue-folding-strict": ("clue-folding", {"fold_at_session_end": False, "recall": "auto"}),
+    "clue-folding-session-fold": (
+        "clue-folding",
+        {"fold_at_session_end": True, "recall": "auto", "clue_keys": "scope"},
+    ),
+    "clue-folding-strict": (
+        "clue-folding",
+        {"fold_at_session_end": False, "recall": "auto", "clue_keys": "scope"},
+    ),
     "memorybank-as-written": ("memorybank", {"formula": "as-written", "days_per_strength": 5.0}),
     "memorybank-code-intended": ("memorybank", {"formula": "intended", "days_per_strength": 5.0}),
     # LangGraph's store with a 7-day TTLConfig renewed on every search (the issue-33 configuration).

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arms.clue_folding import FADED_MARKER, distill, like_escape
 from arms.registry import create_arm
@@ -135,11 +138,43 @@ def test_forget_by_query_and_sub_agent_clues_end_with_it(drive, tmp_path):
     assert d.of_type("memory_forget")[-1]["reason"] == "manual"
     d.end()
     d.start(2 * HOUR, agent="sub")
-    d.arm.config = type(d.arm.config)(threshold_tokens=1, keep_completed_turns=0)
+    d.arm.config = dataclasses.replace(d.arm.config, threshold_tokens=1, keep_completed_turns=0)
     for i in range(3):
         d.turn(long_turn(i))
     d.end()
     assert d.of_type("memory_forget")[-1]["reason"] == "agent-disposed"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    agents=st.lists(st.sampled_from(["main", "sub"]), min_size=1, max_size=4),
+    keys=st.sampled_from(["session", "scope"]),
+    reader=st.sampled_from(["main", "sub"]),
+)
+def test_clues_are_keyed_by_the_session_that_folded_them(drive, tmp_path_factory, agents, keys, reader):
+    """The seed writes each clue with its session's id into one table and recalls across all of it
+    (`clue_keys: session`); `clue_keys: scope` keeps the harness's agent scopes (a sub-agent's clues are
+    private to it and deleted when it ends)."""
+    options = {"threshold_tokens": 1, "forget_turns": 1, "keep_completed_turns": 0, "clue_keys": keys}
+    d = drive(tmp_path_factory.mktemp("keys"), "clue-folding", **options)
+    for i, agent in enumerate(agents):
+        d.start(i * HOUR, agent)
+        d.turn(f"The marker is zq{i}x.")
+        assert d.turn("And then?").details["folded_now"] is not None  # the marker turn is folded
+        assert d.tool("recall_from_clues", query=f"zq{i}x")["count"] == 1  # a session sees its own clues
+        d.end()
+    rows = d.arm.db.execute("SELECT session_id, seed_tokens FROM memory_clues ORDER BY id").fetchall()
+    kept = [i for i, agent in enumerate(agents) if keys == "session" or agent == "main"]
+    assert [tuple(row) for row in rows] == [(f"s{i}", f"zq{i}x") for i in kept]
+    d.start(len(agents) * HOUR, reader)
+    for i in range(len(agents)):
+        found = d.tool("recall_from_clues", query=f"what was zq{i}x?")
+        seen = keys == "session" or (reader == "main" and agents[i] == "main")
+        assert found["count"] == int(seen)
+        assert (f"session s{i}" in found["prompt"]) is (seen and keys == "session")
+    d.end()
+    disposed = [r for r in d.of_type("memory_forget") if r["reason"] == "agent-disposed"]
+    assert len(disposed) == (0 if keys == "session" else agents.count("sub"))
 
 
 def test_options_are_validated():
