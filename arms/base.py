@@ -119,12 +119,16 @@ class MemoryContext:
     """What an arm puts in front of the model for one call."""
 
     block: str = ""  # the exact memory text placed in the prompt ("" = nothing injected)
-    tokens: int = 0  # amnesia.tokens.count_tokens(block)
+    tokens: int = 0  # amnesia.tokens.count_tokens of the block and of every extra message's content
     items: list[dict[str, Any]] = field(
         default_factory=list
     )  # [{"id":..., "tokens":..., ...}] injected items
     # Arms that rewrite the conversation (clue folding) return the history to use instead of the runner's.
     history: list[Message] | None = None
+    # Extra user messages the runner places right before the user turn and keeps in the session's history, as
+    # a host appends a message to the conversation (seed 002's `<recalled-memory>` recall, which leaves the
+    # system prompt alone). Their text counts in `tokens` and is logged with the injection record.
+    messages: list[Message] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)  # arm-specific, logged with the injection record
 
 

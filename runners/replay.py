@@ -73,14 +73,20 @@ _classified = lru_cache(maxsize=4096)(classify)
 
 
 def build_messages(
-    block: str, history: list[Message], user_text: str, tool_messages: tuple[Message, ...] = ()
+    block: str,
+    history: list[Message],
+    user_text: str,
+    tool_messages: tuple[Message, ...] = (),
+    extra: list[Message] | tuple[Message, ...] = (),
 ) -> list[Message]:
-    """The prompt layout, identical for every arm: system (+ memory block), history, user text, then the
-    turn's scripted tool calls with their results (`tool_messages`)."""
+    """The prompt layout, identical for every arm: system (+ memory block), history, the arm's extra messages
+    (`MemoryContext.messages`, e.g. a recall message), user text, then the turn's scripted tool calls with
+    their results (`tool_messages`)."""
     system = SYSTEM_TEXT + ("\n\n" + block if block else "")
     return [
         {"role": "system", "content": system},
         *history,
+        *extra,
         {"role": "user", "content": user_text},
         *tool_messages,
     ]
@@ -263,6 +269,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                     history if context.history is None else context.history,
                     turn.user,
                     tool_messages,
+                    context.messages,
                 )
                 request = ModelRequest(
                     messages=messages,
@@ -320,6 +327,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                         )
                     )
                 arm.observe_answer(turn.user, response.text, context)
+                history.extend(context.messages)  # appended to the conversation, as a host would
                 history.append({"role": "user", "content": turn.user})
                 history.extend(tool_messages)
                 history.append({"role": "assistant", "content": response.text})
@@ -451,5 +459,6 @@ def _log_injection(log: LogWriter, where: dict[str, int], context: MemoryContext
             budget_tokens=budget,
             items=context.items,
             details=context.details,
+            messages=context.messages or None,
         )
     )

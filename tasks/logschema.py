@@ -179,7 +179,7 @@ class MemoryRefused(Record):
 @dataclass(kw_only=True)
 class InjectionRecord(Record):
     TYPE: ClassVar[str] = "injection"
-    DOC: ClassVar[str] = "the memory block placed in the prompt for a turn"
+    DOC: ClassVar[str] = "the memory placed in the prompt for a turn: the block and any extra messages"
     session_index: int
     turn_index: int
     block: str  # the exact text the model sees
@@ -187,6 +187,8 @@ class InjectionRecord(Record):
     budget_tokens: int | None = None
     items: list[dict[str, Any]]  # [{id, tokens}] in block order
     details: dict[str, Any] | None = None  # arm-specific explanation (ranks, decisions)
+    # extra user messages placed right before the user turn (seed 002's recall message), verbatim
+    messages: list[dict[str, Any]] | None = omit_default()  # noqa: RUF009
 
 
 @dataclass(kw_only=True)
@@ -353,7 +355,8 @@ def log_filename(task_id: str) -> str:
 SUMMARY_VERSION = 2  # a summary of another version is ignored and worked out again from the records
 # The columns of a summary's record families, in the order the report's frames hold them (each family's
 # rows: one per model call, injection, probe, memory event). The values are those of the records, except:
-# `item_ids` (the injected items' ids, from `items`), `event` (the memory record type without "memory_")
+# `block` (the record's block followed by its extra messages' text: all it injected), `item_ids` (the injected
+# items' ids, from `items`), `event` (the memory record type without "memory_")
 # and the probes' `tool_calls` (tool calls the model made in the probe's turn). No wall-clock value: a pair's
 # summary is the same in every run of it.
 SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -370,6 +373,13 @@ _MEMORY_FIELDS = SUMMARY_COLUMNS["memory"][2:]  # read with .get: each memory re
 # The columns copied from the record as they are, in the columns' order (a record always has them).
 _CALL_VALUES = operator.itemgetter(*SUMMARY_COLUMNS["calls"][1:6])
 _INJECTION_VALUES = operator.itemgetter(*SUMMARY_COLUMNS["injections"][1:5])
+
+
+def injected_text(block: str, messages: list[dict[str, Any]] | None) -> str:
+    """All an injection put into the prompt: its block, then the content of each extra message."""
+    parts = [block] if block else []
+    parts.extend(str(m.get("content") or "") for m in messages or ())
+    return "\n\n".join(parts)
 
 
 class PairSummary:
@@ -422,9 +432,10 @@ class PairSummary:
         self._rows["calls"].append((sim_time, *_CALL_VALUES(fields), bool(fields.get("cached", False))))
 
     def _injection(self, sim_time: float, fields: dict[str, Any]) -> None:
+        session_index, turn_index, block, tokens = _INJECTION_VALUES(fields)
         self._rows["injections"].append((
-            sim_time, *_INJECTION_VALUES(fields), fields.get("budget_tokens"),
-            [item["id"] for item in fields["items"]],
+            sim_time, session_index, turn_index, injected_text(block, fields.get("messages")), tokens,
+            fields.get("budget_tokens"), [item["id"] for item in fields["items"]],
         ))  # fmt: skip
 
     def _probe(self, sim_time: float, fields: dict[str, Any]) -> None:

@@ -62,7 +62,8 @@ class ArmDriver:
         answer: str = "OK.",
     ) -> MemoryContext:
         """One user turn: its forgets, then its writes, then its tool events, then the memory context and the
-        scripted answer (the history gets the tool messages as the runner builds them)."""
+        scripted answer (the history gets the arm's extra messages and the tool messages as the runner
+        builds them)."""
         self.arm.observe_user_turn(user)
         for spec in forget:
             self.arm.forget(spec)
@@ -74,6 +75,7 @@ class ArmDriver:
         self.arm.observe_answer(user, answer, context)
         tool_messages = list(tool_event_messages(tool_events, f"event-{len(self.history)}"))
         self.history += [
+            *context.messages,  # an arm's extra messages stay in the conversation, as the runner keeps them
             {"role": "user", "content": user},
             *tool_messages,
             {"role": "assistant", "content": answer},

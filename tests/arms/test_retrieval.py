@@ -109,23 +109,37 @@ def test_snapshot_is_frozen_and_mid_session_writes_arrive_through_recall(drive, 
     assert "MEMORY INDEX" not in first.block
     assert "<recalled-memory>" not in first.block  # nothing shares a term with "x"
     second = d.turn("Which drink again?")
-    assert second.block.startswith("<recalled-memory>") and "The drink is lapsang." in second.block
+    [recall] = second.messages  # its own user message, not the system block
+    assert second.block == "" and recall["role"] == "user"
+    assert recall["content"].startswith("<recalled-memory>") and "The drink is lapsang." in recall["content"]
+    assert second.tokens == count_tokens(recall["content"])
     assert d.of_type("memory_touch")[-1]["reason"] == "recall"
+    assert d.turn("Which drink, once more?").messages == []  # already in the conversation: not again
     d.end()
     d.start(DAY)
     third = d.turn("Which drink again?")
-    assert third.block.startswith("MEMORY INDEX") and "<recalled-memory>" not in third.block
+    assert third.block.startswith("MEMORY INDEX") and third.messages == []
+
+
+def test_recall_placement_system_appends_the_fence_to_the_block_as_first_built(drive, tmp_path):
+    d = drive(tmp_path, recall_placement="system")
+    d.start(0)
+    d.turn("x", remember=(RememberSpec("The drink is lapsang."),))
+    second = d.turn("Which drink again?")
+    assert second.messages == [] and second.block.startswith("<recalled-memory>")
+    assert "lapsang" in d.turn("Which drink, once more?").block  # per call, as before
 
 
 def test_recall_can_be_switched_off(drive, tmp_path):
     d = drive(tmp_path, recall=False)
     d.start(0)
     d.turn("x", remember=(RememberSpec("The drink is lapsang."),))
-    assert d.turn("Which drink?").block == ""
+    context = d.turn("Which drink?")
+    assert context.block == "" and context.messages == []
 
 
 def test_snapshot_caps_fold_the_rest_into_category_counts(drive, tmp_path):
-    d = drive(tmp_path, snapshot_entries=2)
+    d = drive(tmp_path, snapshot_entries=2, project_notes=False)
     d.start(0)
     for i in range(4):
         d.turn("x", remember=(RememberSpec(f"Fact number {i} is here.", kind="fact"),))
@@ -220,7 +234,8 @@ def test_block_never_exceeds_the_budget(drive, tmp_path_factory, budget, count):
     d.end()
     d.start(DAY)
     context = d.turn("tell me about drinks")
-    assert context.tokens == count_tokens(context.block) <= budget
+    recalled = sum(count_tokens(m["content"]) for m in context.messages)
+    assert context.tokens == count_tokens(context.block) + recalled <= budget
 
 
 def test_untrusted_writes_are_marked_and_cannot_pin_themselves(drive, tmp_path):

@@ -29,7 +29,20 @@ def names(tools: list[dict]) -> list[str]:
 @pytest.mark.parametrize(
     ("arm", "offered"),
     [
-        ("retrieval", ["memory_search", "memory_get"]),
+        (
+            "retrieval",
+            [
+                "memory_write",
+                "memory_update",
+                "memory_delete",
+                "memory_list",
+                "memory_search",
+                "memory_get",
+                "memory_pin",
+                "memory_audit",
+                "memory_pending",
+            ],
+        ),
         ("clue-folding", ["recall_from_clues"]),
         ("claims", ["memory_search", "memory_get", "memory_explain"]),
         ("amnesia", ["amnesia_remember", "amnesia_forget", "amnesia_status", "amnesia_audit"]),
@@ -99,13 +112,13 @@ def shell(status: str, output: str, arguments: str = "pnpm install") -> ToolEven
         ((shell("error", "x"), shell("open", ""), shell("error", "x"), shell("ok", "npmmirror")), 2, True),
     ],
 )
-def test_failure_then_success_becomes_a_pitfall(arm_driver, tmp_path, events, streak, captured):
+def test_failure_then_success_becomes_a_tool_quirk(arm_driver, tmp_path, events, streak, captured):
     d = retrieval(arm_driver, tmp_path, failure_streak=streak)
     d.start(0)
     d.turn("Install the dependencies.", tool_events=events[:1])
     d.turn("Try again.", tool_events=events[1:])
     d.end()
-    pitfalls = [e for e in d.arm.entries.values() if e.category == "pitfall"]
+    pitfalls = [e for e in d.arm.entries.values() if e.category == "tool-quirk"]
     assert bool(pitfalls) is captured
     if captured:
         assert "npmmirror" in pitfalls[0].content and "after 2 failures" in pitfalls[0].content
@@ -167,8 +180,8 @@ def test_every_injected_surface_says_the_present_wins(arm_driver, tmp_path):
         d.turn("x", remember=(RememberSpec("Lunch is at noon, in the atrium."),))
         d.end()
         d.start(HOUR)
-        block = d.turn("where is lunch?").block
-        snapshot, _, fence = block.partition("<recalled-memory>")
+        context = d.turn("where is lunch?")
+        snapshot, fence = context.block, context.messages[0]["content"]
         assert "Atlas" in snapshot and "atrium" in fence  # the index shows one entry, recall the other
         assert (PRECEDENCE_NOTE in snapshot) is note and (PRECEDENCE_NOTE in fence) is note
 

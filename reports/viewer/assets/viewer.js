@@ -372,13 +372,18 @@
     return { list: blocks, byKey: byKey };
   }
 
+  // The extra user messages an injection placed before the turn (seed 002's recall message).
+  function extraMessages(r) {
+    return (r.messages || []).map(function (m) { return String(m.content || ""); });
+  }
+
   function signature(block) {
     var parts = { memory: [], "injected block": [], answer: [], classification: [], "tool calls": [] };
     if (!block) return parts;
     block.events.forEach(function (r) {
       if (MEMORY_TYPES.indexOf(r.type) >= 0) {
         parts.memory.push([r.type, r.item_id, r.reason || "", r.content || ""].join("|"));
-      } else if (r.type === "injection") parts["injected block"].push(r.block);
+      } else if (r.type === "injection") parts["injected block"].push(r.block, extraMessages(r).join("\n"));
       else if (r.type === "model_call") parts.answer.push(r.response);
       else if (r.type === "probe") parts.classification.push(r.classification);
       else if (r.type === "tool_call") parts["tool calls"].push(r.name + r.arguments);
@@ -479,7 +484,11 @@
             r.tokens + (r.budget_tokens !== null && r.budget_tokens !== undefined ? "/" + r.budget_tokens : "") +
             " tokens · " + plural(r.items.length, "item")),
           el("pre", { className: "block" }, r.block ? highlighted(r.block, candidateMarks(probeOf(block), false))
-            : el("span", { className: "absent", text: "(nothing injected)" })));
+            : el("span", { className: "absent", text: extraMessages(r).length ? "(no block)" : "(nothing injected)" })),
+          extraMessages(r).map(function (text) {
+            return el("div", null, el("span", { className: "kind", text: "+ user message before the turn" }),
+              el("pre", { className: "block" }, highlighted(text, candidateMarks(probeOf(block), false))));
+          }));
       case "model_call":
         return el("details", { className: "event call" },
           el("summary", null, el("span", { className: "kind", text: "model call" + (r.purpose ? " · " + r.purpose : "") }),
