@@ -26,21 +26,33 @@ What it reproduces:
   call (the arm's earlier behaviour, kept for `clue-folding-session-fold` and `clue-folding-strict`).
 - Tool-pair check (`tool_pair_check`, on): a fold range holding a turn with an unanswered tool call
   (a task's `tool_events` with `status: open`) is not folded ("this time no forgetting").
+- Compaction framing: a fold is compaction/start → summary (the distilled clue) → replace (the checkpoint
+  stands for the turns once the row committed) → compaction/end, the end reached on every path, failures
+  included; no fold starts while a compaction is open, the host's included (its `on_compaction_start`
+  without the `on_compaction_end` yet). The injection's `details.fold` records each fold (`compaction`:
+  the clue id, `by`, `turns`, `tokens`, `phases`) or why it was skipped.
+- The host's compaction (the task's `compaction` event, runners): its summary replaces the dropped turns in
+  the runner's history; the arm keeps that summary first in its view, drops its checkpoints of turns within
+  the replaced range, and (`host_compaction: clues`, default) distills the dropped turns it had not folded
+  into one clue with its checkpoint line, in a fold framed as above once the host's compaction has ended:
+  what the seed does with the turns it cuts. The seed itself says only that its folds skip while a host's
+  compaction is open; `host_compaction: yield` is that narrowest reading: the host's dropped turns leave no
+  clue. The host's compaction counts as the turn's one cut.
 
 Deviations (also in arms/README.md): `fold_at_session_end` (off by default, as in the seed) folds a
-main-agent session's remaining completed turns when it ends; benchmark sessions are far shorter than
-8,000 tokens, so without it the arm seldom folds at all — the variant `clue-folding-session-fold` turns it
-on (with `recall: auto`) and reproduces the results of the arm before it followed the seed. The measure
-counts history (including the turn's tool messages) and user text, not the runner's system text. Clues
-carry no tags or keys (the design stores only distilled tokens), so forget selectors match by query only.
+session's remaining completed turns when it ends (not a sub-agent's under `clue_keys: scope`, whose clues
+end with it); benchmark sessions are far shorter than 8,000 tokens, so without it the arm seldom folds at
+all — the variant `clue-folding-session-fold` turns it on (with `recall: auto`) and reproduces the results
+of the arm before it followed the seed. The measure counts history (including the turn's tool messages) and
+user text, not the runner's system text. Clues carry no tags or keys (the design stores only distilled
+tokens), so forget selectors match by query only.
 
 Keys (`clue_keys`): as in the seed, each clue row carries the id of the session that folded it, in one table
 that recall and forgets search whole (the seed puts partitioning by project or workspace on its roadmap), so
 a sub-agent's clues outlive it like any other session's; recall lines name the session. `clue_keys: scope`
 is the arm before it followed the seed (and the common ground of the other arms): main-agent clues
 workspace-wide, a sub-agent's private to its session and deleted (`agent-disposed`) when it ends; the
-variants `clue-folding-session-fold` and `clue-folding-strict` keep it. The "unclosed compaction/start"
-check is left out: the benchmark host runs no compaction of its own, so it could never fire."""
+variants `clue-folding-session-fold` and `clue-folding-strict` keep it."""
 
 from __future__ import annotations
 
@@ -55,7 +67,7 @@ from amnesia.tokens import count_tokens, has_cjk
 from amnesia.tools import function_tool
 from arms.arm_kit import OwnStoreArm, call_arm_tool, fit_block, memory_line, visible_to
 from arms.arm_options import check_bool, check_choice, check_int, options_from
-from arms.base import ArmContext, MemoryContext, SessionInfo, check_tool_mode
+from arms.base import ArmContext, CompactionInfo, MemoryContext, SessionInfo, check_tool_mode
 from arms.model_assist import ask_model
 from arms.textnorm import STOPWORDS
 from tasks.errors import ArmConfigError
@@ -146,6 +158,8 @@ class ClueFoldingOptions:
     tool_pair_check: bool = True  # never fold a range holding an unanswered tool call
     distiller: str = "rules"  # rules | model
     tools: str = "auto"  # when recall_from_clues is offered (arms.base.TOOL_MODES)
+    # clues: the turns a host compaction drops (those not folded yet) become a clue; yield: they go unclued
+    host_compaction: str = "clues"
     # session (the seed): every clue is keyed by the session that folded it and recall sees the whole table;
     # scope (the arm before it followed the seed): main-agent clues workspace-wide, a sub-agent's private
     # to its session and deleted when it ends
@@ -166,6 +180,15 @@ class ClueFoldingOptions:
         check_choice(arm, "distiller", self.distiller, ("rules", "model"))
         check_tool_mode(arm, self.tools)
         check_choice(arm, "clue_keys", self.clue_keys, ("session", "scope"))
+        check_choice(arm, "host_compaction", self.host_compaction, ("clues", "yield"))
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The one line that stands for a fold's turns in the arm's view of the conversation."""
+
+    last_turn: int  # the last turn it stands for (0-based from the session start)
+    message: Message
 
 
 @dataclass
@@ -174,8 +197,18 @@ class FoldState:
     turns: list[tuple[str, str]] = field(default_factory=list)  # completed turns: (text, answer)
     unbalanced: set[int] = field(default_factory=set)  # completed turns holding an unanswered tool call
     events: list[ToolEventSpec] = field(default_factory=list)  # the current turn's tool calls
-    folded: int = 0  # completed turns folded away, from the start of the session
-    checkpoints: list[Message] = field(default_factory=list)
+    # Completed turns no longer verbatim in the arm's view, from the start of the session: folded by the arm
+    # or dropped by the host's compactions.
+    folded: int = 0
+    host_dropped: int = 0  # of those, the turns the host's compactions took out of the runner's history
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+    # The compaction started and not yet ended ("host", or a fold's clue id while it runs): while one is open,
+    # no fold starts (the seed's "no unclosed compaction/start" check).
+    open_compaction: str | None = None
+    folded_this_turn: bool = False  # the seed cuts at most once per turn
+    host_fold: dict[str, Any] | None = (
+        None  # the fold at the host's compaction, logged with the next injection
+    )
 
 
 class ClueFoldingArm(OwnStoreArm):
@@ -236,19 +269,28 @@ class ClueFoldingArm(OwnStoreArm):
 
     def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
         state = self._state()
-        fold = None
-        if self.config.auto_forget and self._measure(history, user_text) >= self.config.threshold_tokens:
-            fold = self._fold_oldest(history)
-        view = [*state.checkpoints, *unfolded(history, state.folded)]
+        report = state.host_fold
+        state.host_fold = None
+        if self.config.auto_forget and not state.folded_this_turn:
+            measured = sum(count_tokens(str(m.get("content") or "")) for m in self._view(history))
+            if measured + count_tokens(user_text) >= self.config.threshold_tokens:
+                report = self._fold_oldest()
         block, recalled = "", []
         if self.config.recall == "auto":
             block, recalled, _ = self._recall(user_text, self.config.limit, self.context().budget_tokens)
+        details: dict[str, Any] = {
+            "folded_turns": state.folded,
+            "folded_now": report.get("compaction") if report else None,
+        }
+        if report:
+            details["fold"] = report
         return MemoryContext(
             block=block,
             tokens=count_tokens(block),
             items=[{"id": cid, "tokens": tokens} for cid, tokens in recalled],
-            history=view if state.folded else None,
-            details={"folded_turns": state.folded, "folded_now": fold},
+            # without a checkpoint the view is the runner's history (see on_compaction_end)
+            history=self._view(history) if state.checkpoints else None,
+            details=details,
         )
 
     def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None:
@@ -261,6 +303,31 @@ class ClueFoldingArm(OwnStoreArm):
         ]
         state.turns.append(("\n".join([user_text, *tool_lines]), answer))
         state.events = []
+        state.folded_this_turn = False
+
+    # --- the host's compaction (runners: before a turn, the older turns become one summary message)
+    def on_compaction_start(self, info: CompactionInfo) -> None:
+        """The host's compaction/start: until its end no fold may start."""
+        self._state().open_compaction = "host"
+
+    def on_compaction_end(self, info: CompactionInfo) -> None:
+        """The host's compaction/end. Its summary now stands for the dropped turns, and so do the arm's
+        checkpoints of folds within them no longer: they were in the replaced range. With `host_compaction:
+        clues` the dropped turns the arm had not folded become a clue, as the seed does with the turns it
+        cuts, in a fold of its own framed like any other (the host's compaction is closed by now)."""
+        state = self._state()
+        state.open_compaction = None
+        state.folded_this_turn = True  # the host's cut is this turn's one cut
+        dropped = len(state.turns) - sum(1 for m in info.kept if m.get("role") == "user")
+        state.host_dropped = dropped
+        state.checkpoints = [cp for cp in state.checkpoints if cp.last_turn >= dropped]
+        if state.folded >= dropped:
+            return
+        if self.config.host_compaction == "clues":
+            # The host has already cut the range, so the tool-pair check (which guards the arm's own cut)
+            # has nothing to protect here.
+            state.host_fold = self._fold(dropped - state.folded, by="host", check_pairs=False)
+        state.folded = dropped  # gone from the conversation, clued or not
 
     # --- the model tool (seed Phase 1)
     def model_tools(self) -> list[dict[str, Any]]:
@@ -291,34 +358,47 @@ class ClueFoldingArm(OwnStoreArm):
             self._delete(rows, "agent-disposed")
         elif self.config.fold_at_session_end:
             while state.folded < len(state.turns):
-                if self._fold(min(self.config.forget_turns, len(state.turns) - state.folded)) is None:
+                count = min(self.config.forget_turns, len(state.turns) - state.folded)
+                if "skipped" in self._fold(count, by="session-end"):
                     break
         self.state = None
 
     # --- folding
-    def _measure(self, history: list[Message], user_text: str) -> int:
+    def _view(self, history: list[Message]) -> list[Message]:
+        """What the model sees instead of the runner's history: the host's summary (after a host compaction),
+        the checkpoint lines, then the turns not folded, verbatim."""
         state = self._state()
-        view = [*state.checkpoints, *unfolded(history, state.folded)]
-        return sum(count_tokens(str(m.get("content") or "")) for m in view) + count_tokens(user_text)
+        summary, turns = split_summary(history, len(state.turns) - state.host_dropped)
+        checkpoints = [cp.message for cp in state.checkpoints]
+        return [*summary, *checkpoints, *unfolded(turns, state.folded - state.host_dropped)]
 
-    def _fold_oldest(self, history: list[Message]) -> str | None:
+    def _fold_oldest(self) -> dict[str, Any] | None:
         state = self._state()
-        completed = sum(1 for m in history if m.get("role") == "user")
-        if completed - state.folded < self.config.forget_turns + self.config.keep_completed_turns:
+        if len(state.turns) - state.folded < self.config.forget_turns + self.config.keep_completed_turns:
             return None  # the recent-turns guard
-        return self._fold(self.config.forget_turns)
+        return self._fold(self.config.forget_turns, by="threshold")
 
-    def _fold(self, count: int) -> str | None:
-        """Fold the next `count` unfolded turns into one clue row; None (history untouched) on any failure."""
+    def _fold(self, count: int, *, by: str, check_pairs: bool = True) -> dict[str, Any]:
+        """Fold the next `count` unfolded turns into one clue row, framed as the seed frames it:
+        compaction/start, the summary (the distilled clue), the replacement (the checkpoint line stands for
+        the turns once the row has committed), compaction/end. Returns what it did for the injection's
+        details: `{"compaction": id, ...}`, or `{"skipped": reason, ...}` with nothing changed when a
+        compaction is still open, the range holds an unanswered tool call or the store fails ("this time no
+        forgetting"). `by`: threshold | host | session-end."""
         state = self._state()
         start = state.folded
         span = state.turns[start : start + count]
-        if self.config.tool_pair_check and state.unbalanced & set(range(start, start + len(span))):
-            return None  # the range would cut a tool call from its (missing) result: this time no forgetting
+        turns = list(range(start, start + len(span)))
+        if state.open_compaction is not None:
+            return {"skipped": "unclosed compaction", "by": by, "turns": turns}
+        if check_pairs and self.config.tool_pair_check and state.unbalanced & set(turns):
+            # the range would cut a tool call from its (missing) result
+            return {"skipped": "unanswered tool call", "by": by, "turns": turns}
         text = "\n".join(f"{user}\n{answer}" for user, answer in span)
         clue_id = f"k-{self._next_id:04d}"
+        state.open_compaction = clue_id  # compaction/start
         try:
-            clue = self._distill(text)
+            clue = self._distill(text)  # the summary
             with self._db():  # one transaction: committed or rolled back as a whole
                 self._db().execute(
                     "INSERT INTO memory_clues VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -334,11 +414,15 @@ class ClueFoldingArm(OwnStoreArm):
                         self.now(),
                     ),
                 )
-        except (sqlite3.Error, ValueError):
-            return None
+        except (sqlite3.Error, ValueError) as error:
+            return {"skipped": f"clue not stored: {error}", "by": by, "turns": turns}
+        finally:
+            state.open_compaction = None  # compaction/end, on every path: no half transaction stays open
         self._next_id += 1
         state.folded += len(span)
-        state.checkpoints.append({"role": "user", "content": checkpoint_text(len(span), clue, has_cjk(text))})
+        checkpoint = checkpoint_text(len(span), clue, has_cjk(text))  # the replacement
+        state.checkpoints.append(Checkpoint(turns[-1], {"role": "user", "content": checkpoint}))
+        state.folded_this_turn = True
         keyed = self.config.clue_keys == "session"
         private = not keyed and state.info.agent == "sub"
         self.memlog.write(
@@ -349,7 +433,13 @@ class ClueFoldingArm(OwnStoreArm):
             owner_id=state.info.session_id if keyed or private else None,
             source="user",
         )
-        return clue_id
+        return {
+            "compaction": clue_id,
+            "by": by,
+            "turns": turns,
+            "tokens": count_tokens(text),
+            "phases": ["start", "summary", "replace", "end"],
+        }
 
     def _distill(self, text: str) -> Clue:
         if self.config.distiller == "rules":
@@ -463,6 +553,17 @@ RECALL_TOOL = function_tool(
     },
     ("query",),
 )
+
+
+def split_summary(history: list[Message], turns_held: int) -> tuple[list[Message], list[Message]]:
+    """(the host's summary messages, the turns' messages) of the runner's history, which holds the session's
+    last `turns_held` completed turns: whatever precedes the first of them is what a host compaction put
+    there (nothing before one)."""
+    starts = [i for i, m in enumerate(history) if m.get("role") == "user"]
+    if turns_held > len(starts):
+        raise RuntimeError(f"clue-folding: the history holds {len(starts)} user turns, expected {turns_held}")
+    first = starts[len(starts) - turns_held] if turns_held else len(history)
+    return history[:first], history[first:]
 
 
 def unfolded(history: list[Message], folded: int) -> list[Message]:

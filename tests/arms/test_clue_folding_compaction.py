@@ -1,0 +1,184 @@
+"""Seed 003's compaction framing in `clue-folding`: each fold is compaction/start → summary → replace →
+compaction/end, no fold starts while a compaction is open (a start without its end), and at the host's
+compaction the turns it drops become clues."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from arms.base import CompactionInfo
+from arms.registry import create_arm
+
+SUMMARY = "[summary] Earlier turns, summarised by the host."
+FRAMED = ["start", "summary", "replace", "end"]
+
+
+def compaction(d, keep_turns: int) -> CompactionInfo:
+    """The host's compaction of the driver's history as the start hook gets it: every message before the
+    last `keep_turns` turns (an earlier summary included) is dropped."""
+    starts = [i for i, m in enumerate(d.history) if m["role"] == "user" and m["content"] != SUMMARY]
+    cut = starts[len(starts) - keep_turns] if keep_turns else len(d.history)
+    return CompactionInfo(
+        session_id=d.session.session_id,
+        at=d.clock.now(),
+        trigger="event",
+        dropped=tuple(d.history[:cut]),
+        summary="",
+        tokens_before=0,
+        tokens_after=0,
+        kept=tuple(d.history[cut:]),
+    )
+
+
+def finish(d, info: CompactionInfo) -> None:
+    """The host replaces the dropped messages with its summary (a user message, as a host may send it) and
+    ends the compaction."""
+    d.history = [{"role": "user", "content": SUMMARY}, *info.kept]
+    d.arm.on_compaction_end(dataclasses.replace(info, summary=SUMMARY))
+
+
+def compact(d, keep_turns: int) -> None:
+    info = compaction(d, keep_turns)
+    d.arm.on_compaction_start(info)
+    finish(d, info)
+
+
+def test_a_host_compaction_folds_the_dropped_turns_with_the_seeds_framing(arm_driver, tmp_path):
+    d = arm_driver(
+        create_arm("clue-folding"), tmp_path
+    )  # the seed's defaults: 8,000 tokens are never reached
+    d.start(0)
+    d.turn("The staging host is `vega-7`.")
+    d.turn("And the deploy script is tools/ship.sh.")
+    d.turn("Thanks.")
+    compact(d, keep_turns=1)
+    context = d.turn("Which host was it?")
+    assert context.details["fold"] == {
+        "compaction": "k-0001",
+        "by": "host",
+        "turns": [0, 1],
+        "tokens": context.details["fold"]["tokens"],
+        "phases": FRAMED,
+    }
+    summary, checkpoint, *kept = context.history
+    assert summary["content"] == SUMMARY and [m["content"] for m in kept] == ["Thanks.", "OK."]
+    assert checkpoint["content"].startswith("[memory folded] To free space I let go of the 2 earlier turn(s)")
+    assert "vega-7" in checkpoint["content"] and "tools/ship.sh" in checkpoint["content"]
+    (write,) = d.of_type("memory_write")
+    assert write["owner_id"] == "s0" and "vega-7" in write["content"]
+    row = d.arm.db.execute("SELECT session_id, turn_from, turn_to FROM memory_clues").fetchone()
+    assert tuple(row) == ("s0", 0, 1)
+    assert "vega-7" in d.tool("recall_from_clues", query="vega-7 host")["prompt"]
+    assert d.turn("More?").details.get("fold") is None  # reported once, with the turn it came before
+
+
+def test_host_compaction_yield_leaves_the_dropped_turns_unclued(arm_driver, tmp_path):
+    d = arm_driver(create_arm("clue-folding", {"host_compaction": "yield"}), tmp_path)
+    d.start(0)
+    d.turn("The staging host is `vega-7`.")
+    d.turn("Thanks.")
+    compact(d, keep_turns=1)
+    context = d.turn("Which host was it?")
+    assert context.history is None and "fold" not in context.details  # the runner's compacted history as is
+    assert d.of_type("memory_write") == [] and d.tool("recall_from_clues", query="vega-7")["count"] == 0
+
+
+def test_a_later_compaction_replaces_the_earlier_checkpoints_and_clues_only_new_turns(arm_driver, tmp_path):
+    d = arm_driver(create_arm("clue-folding"), tmp_path)
+    d.start(0)
+    for text in ("alpha_1 set.", "beta_2 set.", "gamma_3 set."):
+        d.turn(text)
+    compact(d, keep_turns=1)  # drops turns 0-1 → k-0001
+    d.turn("delta_4 set.")
+    d.turn("epsilon_5 set.")
+    compact(d, keep_turns=1)  # drops the summary, k-0001's checkpoint and turns 2-3 → k-0002
+    context = d.turn("Now?")
+    assert context.details["fold"]["turns"] == [2, 3]
+    summary, checkpoint, *kept = context.history
+    assert summary["content"] == SUMMARY and "gamma_3" in checkpoint["content"]
+    assert "alpha_1" not in checkpoint["content"] and [m["content"] for m in kept] == [
+        "epsilon_5 set.",
+        "OK.",
+    ]
+    turns = d.arm.db.execute("SELECT turn_from, turn_to FROM memory_clues ORDER BY id").fetchall()
+    assert [tuple(row) for row in turns] == [(0, 1), (2, 3)]
+
+
+def test_turns_the_arm_folded_before_the_host_are_not_clued_twice(arm_driver, tmp_path):
+    d = arm_driver(
+        create_arm("clue-folding", {"threshold_tokens": 1, "forget_turns": 2, "keep_completed_turns": 1}),
+        tmp_path,
+    )
+    d.start(0)
+    for i in range(4):
+        d.turn(f"Note zz{i}.")  # the fourth call folds turns 0-1
+    assert d.arm.state.folded == 2
+    compact(d, keep_turns=1)  # the host drops turns 0-2: only turn 2 is new to the clues
+    context = d.turn("Next.")
+    assert context.details["fold"]["turns"] == [2]
+    assert [m["content"] for m in context.history][2:] == ["Note zz3.", "OK."]
+    assert len(context.history) == 4  # summary, turn 2's checkpoint, turn 3 (turns 0-1's checkpoint went)
+
+
+def test_a_failed_fold_still_ends_its_compaction(arm_driver, tmp_path):
+    d = arm_driver(create_arm("clue-folding", {"threshold_tokens": 1, "keep_completed_turns": 0}), tmp_path)
+    d.start(0)
+    d.turn("one")
+    d.turn("two")
+    d.arm.db.execute(
+        "CREATE TRIGGER full BEFORE INSERT ON memory_clues BEGIN SELECT RAISE(ABORT, 'full'); END"
+    )
+    failed = d.turn("three").details["fold"]
+    assert failed["skipped"].startswith("clue not stored") and d.arm.state.open_compaction is None
+    d.arm.db.execute("DROP TRIGGER full")
+    assert d.turn("four").details["fold"]["phases"] == FRAMED
+
+
+@settings(max_examples=20, deadline=None)
+@given(ops=st.lists(st.sampled_from(["turn", "turn", "start", "end"]), max_size=12))
+@example(ops=["turn", "turn", "start", "end", "turn"])
+@example(ops=["turn", "start", "turn", "turn", "end", "turn", "turn", "start"])
+def test_no_fold_starts_while_a_compaction_is_open(arm_driver, tmp_path_factory, ops):
+    """The seed's check: a compaction/start without its end blocks every fold (the threshold's and the
+    session end's); once it ends, folding resumes. Folds here are due at every turn (threshold 1, fold
+    1, keep 0) except at the turn that follows the host's compaction (one cut per turn)."""
+    options = {
+        "threshold_tokens": 1,
+        "forget_turns": 1,
+        "keep_completed_turns": 0,
+        "fold_at_session_end": True,
+    }
+    d = arm_driver(create_arm("clue-folding", options), tmp_path_factory.mktemp("open"))
+    d.start(0)
+    pending: CompactionInfo | None = None
+    host_cut = False
+    for op in ops:
+        if op == "start" and pending is None and d.arm.state.turns:
+            pending = compaction(d, keep_turns=0)
+            d.arm.on_compaction_start(pending)
+        elif op == "end" and pending is not None:
+            held = sum(1 for m in d.history if m["role"] == "user" and m["content"] != SUMMARY)
+            finish(d, compaction(d, keep_turns=min(held - 1, 1)))  # the turns made while open too
+            pending, host_cut = None, True
+        elif op == "turn":
+            state = d.arm.state
+            due = len(state.turns) > state.folded and not host_cut
+            fold = d.turn(f"turn {len(state.turns)}").details.get("fold")
+            if pending is not None and due:
+                assert fold["skipped"] == "unclosed compaction"
+            elif due:
+                assert fold["phases"] == FRAMED and fold["by"] == "threshold"
+            elif host_cut:  # one cut per turn: the host's
+                assert fold is None or fold["by"] == "host"
+            host_cut = False
+        if pending is None:
+            assert d.arm.state.open_compaction is None
+    writes_before_end = len(d.of_type("memory_write"))
+    d.end()
+    if pending is not None:  # the session-end fold is blocked too
+        assert len(d.of_type("memory_write")) == writes_before_end
+    rows = d.arm.db.execute("SELECT COUNT(*) FROM memory_clues").fetchone()[0]
+    assert rows == len(d.of_type("memory_write"))
