@@ -43,6 +43,8 @@ class RunFigures:
     wall_seconds: float
     outcomes: dict[str, Counter] = field(default_factory=dict)  # arm -> classification counts
     answers: dict[tuple[str, str, int], str] = field(default_factory=dict)  # (arm, task, call) -> response
+    failed: list[str] = field(default_factory=list)  # "arm task: error" of pairs ended by a pair_error record
+    crashed: list[str] = field(default_factory=list)  # "arm task" of pairs left unfinished without one
     calls: int = 0
     cached_calls: int = 0
     unfinished: int = 0
@@ -61,6 +63,11 @@ def read_run(run_dir: Path, wall_seconds: float) -> RunFigures:
         records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
         if not records or records[-1]["type"] != "task_end":
             figures.unfinished += 1
+            where = f"{log.parent.name} {records[0]['task_id'] if records else log.stem}"
+            if records and records[-1]["type"] == "pair_error":
+                figures.failed.append(f"{where}: {records[-1]['error']}")
+            else:
+                figures.crashed.append(f"{where}: unfinished, no error recorded")
         for record in records:
             arm = record["arm"]
             if record["type"] == "probe":

@@ -8,6 +8,7 @@ Sampling is deterministic: temperature 0 and a fixed seed, `n_threads=2` by defa
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.util
 import os
@@ -183,6 +184,10 @@ class GGUFModel:
             self._llama = Llama(
                 model_path=str(s.path), n_ctx=s.n_ctx, n_threads=s.n_threads, seed=s.seed, verbose=False
             )
+            # Freed while the interpreter is whole: left to `Llama.__del__` at exit, a second loaded model
+            # (a run's model beside its --judge) printed "Exception ignored in: Llama.__del__ ... TypeError"
+            # once llama_cpp's module globals were gone.
+            atexit.register(self._llama.close)
         return self._llama
 
     def __getstate__(self) -> dict[str, Any]:

@@ -37,6 +37,9 @@ class FakeLlama:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         FakeLlama.instances.append(self)
 
+    def close(self) -> None:
+        self.calls.append(("close", {}))
+
     def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
         self.calls.append(("chat", kwargs))
         if "overflow" in kwargs["messages"][-1]["content"]:
@@ -132,6 +135,16 @@ def test_chat_call_is_deterministic_and_uses_two_threads(fake_llama, gguf_file):
     assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
     model.complete(ask("again"))
     assert len(fake_llama.instances) == 1  # loaded once
+
+
+def test_a_loaded_model_is_closed_at_exit(fake_llama, gguf_file, monkeypatch):
+    at_exit: list[Any] = []
+    monkeypatch.setattr("runners.models.gguf.atexit.register", at_exit.append)
+    GGUFModel.from_spec(str(gguf_file)).complete(ask())
+    (llama,) = fake_llama.instances
+    assert at_exit == [llama.close]  # freed before the interpreter's teardown, not in Llama.__del__ there
+    at_exit[0]()
+    assert llama.calls[-1][0] == "close"
 
 
 def test_completion_style_lays_out_a_transcript(fake_llama, gguf_file):
