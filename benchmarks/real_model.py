@@ -43,6 +43,8 @@ class RunFigures:
     wall_seconds: float
     outcomes: dict[str, Counter] = field(default_factory=dict)  # arm -> classification counts
     answers: dict[tuple[str, str, int], str] = field(default_factory=dict)  # (arm, task, call) -> response
+    # (arm, task, session, turn) -> the --judge model's verdict on that probe's answer, for judged runs
+    verdicts: dict[tuple[str, str, int, int], str] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)  # "arm task: error" of pairs ended by a pair_error record
     crashed: list[str] = field(default_factory=list)  # "arm task" of pairs left unfinished without one
     calls: int = 0
@@ -72,6 +74,9 @@ def read_run(run_dir: Path, wall_seconds: float) -> RunFigures:
             arm = record["arm"]
             if record["type"] == "probe":
                 figures.outcomes.setdefault(arm, Counter())[record["classification"]] += 1
+                if "judge" in record:
+                    where = (arm, record["task_id"], record["session_index"], record["turn_index"])
+                    figures.verdicts[where] = record["judge"]
             elif record["type"] == "model_call":
                 figures.calls += 1
                 figures.answers[(arm, record["task_id"], record["call_index"])] = record["response"]
