@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,19 @@ from arms.arm_kit import (
     scope_for,
     visible_to,
 )
-from arms.arm_options import check_choice, check_number, options_from
+from arms.arm_options import check_bool, check_choice, check_int, check_number, options_from
 from arms.base import MemoryContext, SessionInfo, check_tool_mode
-from arms.bm25 import BM25Index
+from arms.claims_layers import (
+    ADMISSION_PROMPT,
+    clock_of,
+    day_of,
+    entities_of,
+    iso_of,
+    mentions,
+    refusal,
+    slug,
+)
+from arms.embedding import HashedNgramEmbedder, hybrid_scores
 from arms.model_assist import ask_model
 from arms.textnorm import content_terms, dice
 from tasks.modelapi import Message
@@ -80,8 +91,15 @@ CONFIDENCE = {"user": 0.9, "tool": 0.7, "web": 0.3}
 WITHHELD_QUOTE = "[quote withheld: it contained a credential]"
 REDACTED_QUOTE = "[quote removed by a forget]"
 PROJECTION = "MEMORY.md"
+ENTITY_DIR = "memory/entities"
+ENTITY_INDEX = f"{ENTITY_DIR}/INDEX.md"
+# §7.2's page template; Facts, History and Open threads are derived from the claims, the other three are
+# written by the seed's Relationships pipeline (a model) and stay empty here.
+PAGE_SECTIONS = ("Facts", "History", "The relationship", "In common", "Open threads", "Strengthening")
 URI_PREFIX = "memory://claims/"
-_CITATION = re.compile(r"^(?:~/)?MEMORY\.md(?:#L(\d+)(?:-L?(\d+))?)?$")
+_CITATION = re.compile(r"^(?:~/)?([\w./-]+\.md)(?:#L(\d+)(?:-L?(\d+))?)?$")
+SALIENCE_START = 0.5  # salience at write; +SALIENCE_STEP per restatement; a pinned write is 1.0
+SALIENCE_STEP = 0.1
 SEARCH_RESULTS_MAX = 20
 GET_LINES_DEFAULT = 20
 
@@ -107,6 +125,20 @@ class ClaimsOptions:
     judge: str = "rules"  # rules | model
     forget_approval: str = "instruction"  # instruction (the forget spec approves its plan) | none
     tools: str = "auto"  # when memory_search / memory_get / memory_explain are offered (TOOL_MODES)
+    # what may become a claim: rules (§5.2 + §5.5, claims_layers.refusal) | credentials (only the credential
+    # rules: the arm before the admission rules) | model (the credential rules, then the model decides)
+    admission: str = "rules"
+    # when a turn's claims are stored: before_reply (§5.1: the reply of the turn sees them) | after_reply
+    write_timing: str = "before_reply"
+    # dated diary files memory/YYYY-MM-DD.md, the source trail (§3.1): searched and read, never injected
+    diaries: bool = True
+    # entity pages (§7.2): memory/entities/<slug>.md + INDEX.md; the index head is injected, and the pages of
+    # the entities the user's turn names are read before the reply (§4.3)
+    entity_pages: bool = True
+    index_head: int = 10  # entities shown in the injected index (closest first)
+    search: str = "hybrid"  # hybrid (BM25 + the stand-in embedding, arms/embedding.py) | bm25
+    vector_weight: float = 0.5  # the vector side's share of a hybrid score
+    vector_floor: float = 0.2  # cosine similarities below this count as 0
 
     def __post_init__(self) -> None:
         check_choice("claims", "supersession", self.supersession, ("similarity", "key"))
@@ -114,6 +146,14 @@ class ClaimsOptions:
         check_choice("claims", "judge", self.judge, ("rules", "model"))
         check_choice("claims", "forget_approval", self.forget_approval, ("instruction", "none"))
         check_tool_mode("claims", self.tools)
+        check_choice("claims", "admission", self.admission, ("rules", "credentials", "model"))
+        check_choice("claims", "write_timing", self.write_timing, ("before_reply", "after_reply"))
+        check_bool("claims", "diaries", self.diaries)
+        check_bool("claims", "entity_pages", self.entity_pages)
+        check_int("claims", "index_head", self.index_head)
+        check_choice("claims", "search", self.search, ("hybrid", "bm25"))
+        check_number("claims", "vector_weight", self.vector_weight, maximum=1.0)
+        check_number("claims", "vector_floor", self.vector_floor, maximum=1.0)
 
 
 @dataclass
@@ -130,6 +170,11 @@ class Claim:
     owner_id: str | None
     tags: tuple[str, ...]
     key: str | None
+    salience: float = SALIENCE_START  # how much the claim matters: +0.1 per restatement, 1.0 when pinned
+    source_at: float = 0.0  # simulated time of the user message the claim stands on
+    source_session: str = ""  # that message's session id ...
+    source_turn: int = 0  # ... and 0-based turn within it
+    entities: tuple[str, ...] = ()  # the named entities it mentions (its entity pages)
     supersedes: str | None = None
     superseded_by: str | None = None
 
@@ -163,6 +208,19 @@ class ForgetCheck:
         return self.exact_hits == 0 and self.fuzzy_hits == 0
 
 
+@dataclass
+class DiaryLine:
+    """One line of a diary file under its `# YYYY-MM-DD` title: a session heading (claim_id None) or an entry
+    naming the claim it records (`claim: c-0003`, §6)."""
+
+    text: str
+    claim_id: str | None
+    session_id: str
+
+
+Lines = list[tuple[str, str | None]]  # a file as (line text, the claim id it shows or None); line n is `#Ln`
+
+
 class ClaimsArm(OwnStoreArm):
     name = "claims"
     SEED = "004"
@@ -173,27 +231,53 @@ class ClaimsArm(OwnStoreArm):
         self.config = options_from(ClaimsOptions, "claims", options)
         self.tool_mode = self.config.tools
         self.claims: dict[str, Claim] = {}
+        self.diaries: dict[str, list[DiaryLine]] = {}  # YYYY-MM-DD -> the lines under the day's title
+        self.embedder = HashedNgramEmbedder()
         self.session: SessionInfo | None = None
         self.turn_text = ""
+        self.turn_at = 0.0  # simulated time of the current user turn
+        self.turn_index = -1  # 0-based index of the current user turn in its session
         self.last_forget_check: ForgetCheck | None = None
         self._approved: ForgetPlan | None = None  # the plan the user approved, until it is confirmed
+        self._deferred: list[RememberSpec] = []  # write_timing after_reply: the turn's writes until its reply
         self._next_id = 1
 
     def describe(self) -> dict[str, Any]:
-        return {"arm": self.name, "base": "claims", "seed": self.SEED, **asdict(self.config)}
+        return {
+            "arm": self.name,
+            "base": "claims",
+            "seed": self.SEED,
+            **asdict(self.config),
+            "embedding": self.embedder.name if self.config.search == "hybrid" else None,
+        }
 
     def start_session(self, session: SessionInfo) -> None:
         self.session = session
+        self.turn_index = -1
 
     def observe_user_turn(self, text: str) -> None:
         self.turn_text = text
+        self.turn_at = self.now()
+        self.turn_index += 1
 
-    # --- writes: claims with provenance, supersession, reinforcement
+    # --- writes: admission, claims with provenance, supersession, reinforcement, the diary
     def remember(self, spec: RememberSpec) -> None:
+        if self.config.write_timing == "after_reply":
+            self._deferred.append(spec)
+            return
+        self._store(spec)
+
+    def observe_answer(self, user_text: str, answer: str, context: MemoryContext) -> None:
+        deferred, self._deferred = self._deferred, []
+        for spec in deferred:
+            self._store(spec)
+
+    def _store(self, spec: RememberSpec) -> None:
         session = self._session()
-        rule = find_secret_rule(spec.content)
-        if rule is not None:
-            self.memlog.refused(reason="credentials never enter a claim", rule=rule)
+        refused = self._refusal(spec.content)
+        if refused is not None:
+            reason, rule = refused
+            self.memlog.refused(reason=reason, rule=rule)
             return
         scope, owner = scope_for(spec, session)
         speaker = SPEAKERS.get(spec.source, spec.source)
@@ -205,7 +289,9 @@ class ClaimsArm(OwnStoreArm):
         ):
             subject.last_reinforced = now
             subject.confidence = min(1.0, subject.confidence + 0.05)
+            subject.salience = min(1.0, subject.salience + SALIENCE_STEP)
             self.memlog.touch(subject.id, reason="reinforce", strength=subject.confidence)
+            self._write_diary(subject.id, f"reinforced · confidence {subject.confidence:.2f}")
             return
         quote = WITHHELD_QUOTE if find_secret_rule(self.turn_text) else " ".join(self.turn_text.split())
         claim = Claim(
@@ -221,6 +307,11 @@ class ClaimsArm(OwnStoreArm):
             owner_id=owner,
             tags=spec.tags,
             key=spec.key,
+            salience=1.0 if spec.pin else SALIENCE_START,
+            source_at=self.turn_at,
+            source_session=session.session_id,
+            source_turn=self.turn_index,
+            entities=entities_of(spec.content),
         )
         self._next_id += 1
         self.claims[claim.id] = claim
@@ -238,6 +329,37 @@ class ClaimsArm(OwnStoreArm):
             subject.superseded_by = claim.id
             claim.supersedes = subject.id
             self.memlog.forget(subject.id, subject.text, reason="superseded")
+        replaces = f"supersedes {subject.id} · " if subject is not None else ""
+        self._write_diary(
+            claim.id, f"{replaces}{claim.kind} · {' '.join(claim.text.split())} · said by {speaker}"
+        )
+
+    def _refusal(self, content: str) -> tuple[str, str] | None:
+        """(reason, rule) when the admission rules keep `content` out of memory, else None."""
+        rules = "credentials" if self.config.admission == "model" else self.config.admission
+        found = refusal(content, rules)
+        if found is None and self.config.admission == "model":
+            reply = ask_model(
+                self.context(),
+                "claims:admission",
+                ADMISSION_PROMPT + content,
+                call_seed=self.context().seed + self._next_id,
+            )
+            if not reply.strip().lower().startswith("yes"):
+                found = ("the model judged it not worth keeping for a later conversation", "model")
+        return found
+
+    def _write_diary(self, claim_id: str, entry: str) -> None:
+        """Append an entry to today's diary (the day of the simulated clock), under the session's heading."""
+        if not self.config.diaries:
+            return
+        session_id = self._session().session_id
+        now = self.now()
+        lines = self.diaries.setdefault(day_of(now), [])
+        if not any(line.claim_id is None and line.session_id == session_id for line in lines):
+            heading = f"## Verified extraction — {clock_of(now)} UTC (session {session_id})"
+            lines.append(DiaryLine(heading, None, session_id))
+        lines.append(DiaryLine(f"- claim: {claim_id} · {entry}", claim_id, session_id))
 
     def _subject_of(self, spec: RememberSpec, scope: str, owner: str | None, speaker: str) -> Claim | None:
         """The active claim this write is about (to supersede or reinforce), or None for a new subject."""
@@ -285,20 +407,39 @@ class ClaimsArm(OwnStoreArm):
         )
         return reply.strip().lower().startswith("yes")
 
-    # --- injection: the MEMORY.md projection
+    # --- injection: the MEMORY.md projection, the entity index and the pages the turn names
     def memory_context(self, user_text: str, history: list[Message]) -> MemoryContext:
         ranked = sorted(self._active_visible(), key=lambda c: (-c.confidence, -c.last_reinforced, c.id))
 
         def render(kept: list[Claim]) -> str:
-            return "\n".join(text for text, _ in self._projection(kept))
+            lines = [text for text, _ in self._projection(kept)]
+            if self.config.entity_pages:
+                lines += self._entity_context(kept, user_text)
+            return "\n".join(lines)
 
         block, kept = fit_block(render, ranked, self.context().budget_tokens)
         items = [{"id": c.id, "tokens": count_tokens(self._line(c))} for c in kept]
         return MemoryContext(block=block, tokens=count_tokens(block), items=items)
 
+    def _entity_context(self, kept: list[Claim], user_text: str) -> list[str]:
+        """The injected part of the bank (§2.1, §4.3): the head of the entity index, then the page of every
+        entity the user's turn names (read before the reply), both over the injected claims."""
+        entities = self._entities(kept)
+        if not entities:
+            return []
+        lines = ["", *self._index(entities[: self.config.index_head])]
+        for name in entities:
+            if mentions(user_text, name):
+                lines += ["", *(text for text, _ in self._page(name, kept))]
+        return lines
+
     def _active_visible(self) -> list[Claim]:
         session = self._session()
         return [c for c in self.claims.values() if c.active and visible_to(c.scope, c.owner_id, session)]
+
+    def _visible(self, claim_id: str | None) -> bool:
+        claim = self.claims.get(claim_id or "")
+        return claim is not None and visible_to(claim.scope, claim.owner_id, self._session())
 
     def _line(self, claim: Claim) -> str:
         return memory_line(
@@ -310,9 +451,9 @@ class ClaimsArm(OwnStoreArm):
             notes=[f"said by {claim.speaker}"],
         )
 
-    def _projection(self, kept: list[Claim]) -> list[tuple[str, str | None]]:
+    def _projection(self, kept: list[Claim]) -> Lines:
         """MEMORY.md of these claims, one (line, claim id or None) per line; line n is `MEMORY.md#Ln`."""
-        lines: list[tuple[str, str | None]] = [(f"# MEMORY.md ({len(kept)} active claims)", None)]
+        lines: Lines = [(f"# MEMORY.md ({len(kept)} active claims)", None)]
         for section in SECTIONS:
             lines.append((f"## {section}", None))
             lines.extend(
@@ -321,6 +462,77 @@ class ClaimsArm(OwnStoreArm):
                 if c.section == section
             )
         return lines
+
+    def _entities(self, claims: list[Claim]) -> list[str]:
+        """The entities these claims name, closest first. Closeness stands in for the seed's (a pipeline's
+        judgement): the most claims naming the entity, then the most recently reinforced, then the name."""
+        named: dict[str, list[Claim]] = {}
+        for claim in claims:
+            for entity in claim.entities:
+                named.setdefault(entity, []).append(claim)
+        return sorted(
+            named, key=lambda e: (-len(named[e]), -max(c.last_reinforced for c in named[e]), e.casefold())
+        )
+
+    def _index(self, entities: list[str]) -> list[str]:
+        return [
+            f"# {ENTITY_INDEX} (closest first)",
+            *(f"- {name} · {ENTITY_DIR}/{slug(name)}.md" for name in entities),
+        ]
+
+    def _page(self, name: str, active: list[Claim]) -> Lines:
+        """The entity's page (§7.2's six sections): Facts and Open threads are the active claims naming it
+        (commitments are open threads), History the dates and ids of every visible claim naming it,
+        superseded ones included (ids only: an old value never reaches the page); the Relationships
+        pipeline's three sections stay empty."""
+        about = sorted((c for c in active if name in c.entities), key=lambda c: (c.learned_at, c.id))
+        history = sorted(
+            (c for c in self.claims.values() if name in c.entities and self._visible(c.id)),
+            key=lambda c: (c.learned_at, c.id),
+        )
+        lines: Lines = [(f"# {name}", None)]
+        for section in PAGE_SECTIONS:
+            lines.append((f"## {section}", None))
+            if section == "Facts":
+                lines += [(self._line(c), c.id) for c in about if c.section != "Commitments"]
+            elif section == "Open threads":
+                lines += [(self._line(c), c.id) for c in about if c.section == "Commitments"]
+            elif section == "History":
+                lines += [
+                    (
+                        f"- {day_of(c.learned_at)} · {c.id} learned"
+                        + (f" · superseded by {c.superseded_by}" if not c.active else ""),
+                        None,
+                    )
+                    for c in history
+                ]
+        return lines
+
+    def _diary_files(self) -> dict[str, Lines]:
+        """memory/YYYY-MM-DD.md for every day with an entry the agent may see (its session headings kept)."""
+        files: dict[str, Lines] = {}
+        for day in sorted(self.diaries):
+            entries = [line for line in self.diaries[day] if line.claim_id and self._visible(line.claim_id)]
+            sessions = {line.session_id for line in entries}
+            lines = [
+                (line.text, line.claim_id)
+                for line in self.diaries[day]
+                if (line.claim_id is None and line.session_id in sessions) or line in entries
+            ]
+            if entries:
+                files[f"memory/{day}.md"] = [(f"# {day}", None), *lines]
+        return files
+
+    def files(self) -> dict[str, Lines]:
+        """Every memory file the agent can read, by path: MEMORY.md, the diaries, the entity index and
+        pages."""
+        active = self._active_visible()
+        found = {PROJECTION: self._projection(active), **self._diary_files()}
+        entities = self._entities(active) if self.config.entity_pages else []
+        if entities:
+            found[ENTITY_INDEX] = [(line, None) for line in self._index(entities)]
+            found.update({f"{ENTITY_DIR}/{slug(name)}.md": self._page(name, active) for name in entities})
+        return found
 
     def _citations(self) -> dict[str, str]:
         """claim id -> its citation in the standing projection of every active claim the agent sees."""
@@ -343,36 +555,46 @@ class ClaimsArm(OwnStoreArm):
     def search(
         self, queries: list[str], max_results: int = 5, min_score: float = 0.0
     ) -> list[dict[str, Any]]:
-        """Active claims matching any query (BM25, scaled so the best hit scores 1), best first, each with
-        its snippet, citation, claim id, URI and status."""
-        active = {c.id: c for c in self._active_visible()}
-        index = BM25Index()
-        for claim in active.values():
-            index.add(claim.id, claim.text)
-        best: dict[str, float] = {}
-        for query in queries:
-            for cid, score in index.scores(query, active).items():
-                best[cid] = max(best.get(cid, 0.0), float(score))
+        """Claims matching any query, best first (scores scaled so the best hit is 1), each with its snippet,
+        citation, claim id, URI and status. Active claims are cited in MEMORY.md; with diaries, a superseded
+        claim is found through its diary entry (status `superseded`). Entity pages repeat MEMORY.md lines, so
+        each claim is one hit at its first citation. Scores: `search: hybrid` fuses BM25 with the stand-in
+        embedding (arms/embedding.py); `search: bm25` is BM25 alone."""
+        where: dict[str, str] = {}  # claim id -> its first citation in MEMORY.md, then in the diaries
+        for path, lines in {
+            PROJECTION: self._projection(self._active_visible()),
+            **self._diary_files(),
+        }.items():
+            for n, (_, cid) in enumerate(lines, start=1):
+                if cid is not None:
+                    where.setdefault(cid, f"{path}#L{n}")
+        weight = self.config.vector_weight if self.config.search == "hybrid" else 0.0
+        best = hybrid_scores(
+            queries,
+            {cid: self.claims[cid].text for cid in where},
+            self.embedder,
+            vector_weight=weight,
+            vector_floor=self.config.vector_floor,
+        )
         top = max(best.values(), default=0.0)
         if top <= 0:
             return []
-        citations = self._citations()
-        ranked = sorted((cid for cid in best if best[cid] > 0), key=lambda cid: (-best[cid], cid))
         results = []
-        for cid in ranked:
+        for cid in sorted(best, key=lambda cid: (-best[cid], cid)):
             score = round(best[cid] / top, 4)
             if score < min_score or len(results) >= max_results:
                 continue
-            line = int(citations[cid].rpartition("#L")[2])
+            path, _, line = where[cid].rpartition("#L")
+            claim = self.claims[cid]
             results.append(
                 {
-                    "snippet": active[cid].text,
-                    "path": PROJECTION,
-                    "line": line,
-                    "citation": citations[cid],
+                    "snippet": claim.text,
+                    "path": path,
+                    "line": int(line),
+                    "citation": where[cid],
                     "claim_id": cid,
                     "uri": URI_PREFIX + cid,
-                    "status": "active",
+                    "status": "active" if claim.active else "superseded",
                     "score": score,
                 }
             )
@@ -383,17 +605,21 @@ class ClaimsArm(OwnStoreArm):
         return {"count": len(results), "results": results}
 
     def _get_tool(self, args: dict[str, Any]) -> dict[str, Any]:
+        files = self.files()
         match = _CITATION.match(args["path"].strip())
-        if match is None:
-            raise ToolRefused(f"unknown path {args['path']!r}: only {PROJECTION} (or MEMORY.md#L<n>)", "path")
-        lines = [text for text, _ in self._projection(self._active_visible())]
-        cited_from = int(match.group(1)) if match.group(1) else 1
-        cited_to = int(match.group(2)) if match.group(2) else (cited_from if match.group(1) else None)
+        if match is None or match.group(1) not in files:
+            raise ToolRefused(
+                f"unknown path {args['path']!r}: one of {', '.join(files)} (or <path>#L<n>)", "path"
+            )
+        path = match.group(1)
+        lines = [text for text, _ in files[path]]
+        cited_from = int(match.group(2)) if match.group(2) else 1
+        cited_to = int(match.group(3)) if match.group(3) else (cited_from if match.group(2) else None)
         start = args.get("from", cited_from)
         count = args.get("lines", (cited_to - cited_from + 1) if cited_to else GET_LINES_DEFAULT)
         window = lines[start - 1 : start - 1 + count]
         return {
-            "path": PROJECTION,
+            "path": path,
             "from": start,
             "lines": len(window),
             "total_lines": len(lines),
@@ -409,24 +635,25 @@ class ClaimsArm(OwnStoreArm):
 
     # --- provenance
     def resolve_handle(self, handle: str) -> str:
-        """The claim id behind a claim id, a `memory://claims/<id>` URI or a citation (`MEMORY.md#L7`);
-        raises ToolRefused when it names no claim the agent can see."""
+        """The claim id behind a claim id, a `memory://claims/<id>` URI or a citation (`MEMORY.md#L7`,
+        `memory/2026-03-02.md#L4`); raises ToolRefused when it names no claim the agent can see."""
         text = handle.strip()
+        match = _CITATION.match(text)
         if text.startswith(URI_PREFIX):
             text = text.removeprefix(URI_PREFIX)
-        elif _CITATION.match(text):
-            line = _CITATION.match(text).group(1)  # type: ignore[union-attr]
-            by_citation = {citation: cid for cid, citation in self._citations().items()}
-            text = by_citation.get(f"{PROJECTION}#L{line}", "")
-        claim = self.claims.get(text)
-        if claim is None or not visible_to(claim.scope, claim.owner_id, self._session()):
+        elif match is not None:
+            lines = self.files().get(match.group(1), [])
+            line = int(match.group(2) or 0)
+            text = (lines[line - 1][1] or "") if 0 < line <= len(lines) else ""
+        if not self._visible(text):
             raise ToolRefused(f"no claim at {handle!r}")
-        return claim.id
+        return text
 
     def explain(self, handle: str) -> dict[str, Any]:
-        """The provenance report for a claim id, URI or citation: the claim, who said it and the quote, when
-        learned and reinforced, its confidence, the claims it superseded (oldest last) and the claims that
-        superseded it (newest last)."""
+        """The provenance report (§6) for a claim id, URI or citation: the claim, its kind and salience, who
+        said it and the quote, the dated source message it stands on, when learned and reinforced, its
+        confidence, the claims it superseded (oldest last) and the claims that superseded it (newest last),
+        and the lines that show it (`citations`: MEMORY.md, diaries, entity pages)."""
         claim = self.claims[handle] if handle in self.claims else self.claims[self.resolve_handle(handle)]
         older, cursor = [], claim.supersedes
         while cursor is not None and cursor in self.claims:
@@ -436,12 +663,25 @@ class ClaimsArm(OwnStoreArm):
         while cursor is not None and cursor in self.claims:
             newer.append(cursor)
             cursor = self.claims[cursor].superseded_by
+        citations = [
+            f"{path}#L{n}"
+            for path, lines in self.files().items()
+            for n, (_, cid) in enumerate(lines, start=1)
+            if cid == claim.id
+        ]
         return {
             **asdict(claim),
             "status": "active" if claim.active else "superseded",
+            "source_message": {
+                "text": claim.quote,
+                "at": iso_of(claim.source_at),
+                "session_id": claim.source_session,
+                "turn_index": claim.source_turn,
+            },
             "supersedes_chain": older,
             "superseded_by_chain": newer,
             "uri": URI_PREFIX + claim.id,
+            "citations": citations,
         }
 
     # --- forgetting: plan (read-only), then confirm (execute + verify)
@@ -485,12 +725,17 @@ class ClaimsArm(OwnStoreArm):
             for cid, c in sorted(visible.items())
             if cid not in selected and any(t.casefold() in c.quote.casefold() for t in needles)
         )
+        diary_lines = self._lines_of(self._diary_files(), selected)
+        named = {e for cid in selected if visible[cid].active for e in visible[cid].entities}
+        pages = sorted(f"{ENTITY_DIR}/{slug(e)}.md" for e in named) if self.config.entity_pages else []
         places = tuple(
             [
                 f"claim {cid} ({'MEMORY.md ' + visible[cid].section if visible[cid].active else 'history'})"
                 for cid in sorted(selected)
             ]
             + [f"quote of claim {cid} (edited in place)" for cid in quote_edits]
+            + [f"diary line {citation}" for citation in diary_lines]
+            + [f"entity page {page} (derived: its lines go with the claims)" for page in pages]
         )
         return ForgetPlan(tuple(sorted(selected)), quote_edits, places, texts, spec.query)
 
@@ -505,11 +750,9 @@ class ClaimsArm(OwnStoreArm):
             raise ForgetIncomplete(
                 f"claims: the forget plan is stale ({len(missing)} places changed); plan again"
             )
-        citations = self._citations()
-        removed_lines = sorted(
-            (citations[cid] for cid in plan.claim_ids if cid in citations),
-            key=lambda c: int(c.rpartition("#L")[2]),
-        )
+        removed_lines = self._lines_of({PROJECTION: self._projection(self._active_visible())}, plan.claim_ids)
+        removed_lines += self._lines_of(self._diary_files(), plan.claim_ids)
+        self._drop_diary_entries(plan.claim_ids)
         for cid in plan.claim_ids:
             claim = self.claims.pop(cid)
             self.memlog.forget(cid, claim.text, reason="manual")
@@ -528,6 +771,25 @@ class ClaimsArm(OwnStoreArm):
             )
         return check
 
+    @staticmethod
+    def _lines_of(files: dict[str, Lines], claim_ids: Iterable[str]) -> list[str]:
+        """The citations (`path#Ln`, in file and line order) of the lines that show these claims."""
+        wanted = set(claim_ids)
+        return [
+            f"{path}#L{n}"
+            for path, lines in files.items()
+            for n, (_, cid) in enumerate(lines, start=1)
+            if cid in wanted
+        ]
+
+    def _drop_diary_entries(self, claim_ids: Iterable[str]) -> None:
+        """Delete the diary entries of these claims (a day left without entries goes with them)."""
+        gone = set(claim_ids)
+        for day in list(self.diaries):
+            self.diaries[day] = [line for line in self.diaries[day] if line.claim_id not in gone]
+            if not any(line.claim_id for line in self.diaries[day]):
+                del self.diaries[day]
+
     def _write_pending(self, claim_ids: list[str], citations: list[str]) -> None:
         """The pending record (seed §8.3): ids and exact line citations only, never the forgotten text;
         written even when both lists are empty."""
@@ -543,6 +805,8 @@ class ClaimsArm(OwnStoreArm):
         needles = [t.casefold() for t in (*texts, *([query] if query else []))]
         fuzzy_terms = [content_terms(t) for t in texts]
         exact = fuzzy = 0
+        diary_texts = [text.casefold() for lines in self._diary_files().values() for text, _ in lines]
+        exact += sum(1 for text in diary_texts if any(n in text for n in needles))
         for claim in self.claims.values():
             if not visible_to(claim.scope, claim.owner_id, session):
                 continue
@@ -555,10 +819,13 @@ class ClaimsArm(OwnStoreArm):
         return ForgetCheck(exact, fuzzy)
 
     def end_session(self, session: SessionInfo) -> None:
-        for claim in list(self.claims.values()):
-            if claim.scope == "session" and claim.owner_id == session.session_id:
-                del self.claims[claim.id]
-                self.memlog.forget(claim.id, claim.text, reason="agent-disposed")
+        disposed = [
+            c for c in self.claims.values() if c.scope == "session" and c.owner_id == session.session_id
+        ]
+        for claim in disposed:
+            del self.claims[claim.id]
+            self.memlog.forget(claim.id, claim.text, reason="agent-disposed")
+        self._drop_diary_entries(c.id for c in disposed)
         self.session = None
 
     def _session(self) -> SessionInfo:

@@ -101,7 +101,7 @@ def test_projection_groups_sections_and_every_line_carries_its_age(drive, tmp_pa
         < next(i for i, line in enumerate(lines) if "Lyon" in line)
         < lines.index("## Preferences")
     )
-    assert all("written 2d ago" in line for line in lines if line.startswith("- "))
+    assert all("written 2d ago" in line for line in lines if line.startswith("- ["))
 
 
 def test_two_phase_forget_plan_is_read_only_then_confirm_verifies(drive, tmp_path):

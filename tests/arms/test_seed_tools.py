@@ -289,7 +289,8 @@ def test_forget_needs_an_approval_and_leaves_a_pending_record(arm_driver, tmp_pa
     arm.approve_forget(plan)
     arm.confirm_forget(plan)
     pending = json.loads((tmp_path / "run" / "forget" / "pending.json").read_text(encoding="utf-8"))
-    assert pending == {"claims": ["c-0003"], "citations": [citation]}
+    # the MEMORY.md line and the claim's diary entry (line 5: title, heading, two earlier entries)
+    assert pending == {"claims": ["c-0003"], "citations": [citation, "memory/1970-01-01.md#L5"]}
     assert "Lyon" not in json.dumps(pending)
     empty = arm.plan_forget(ForgetSpec(query="zeppelin"))
     arm.approve_forget(empty)
