@@ -11,15 +11,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from amnesia.safety import find_card_number, find_secret_rule
+from amnesia.safety import find_secret_rule
 from arms.textnorm import content_terms
 
-# §5.5: a one-time code the user gave for one task is used for that task only, never kept.
-_ONE_TIME_CODE = re.compile(
-    r"(?:verification|one[- ]time|security|login|sms|2fa|otp|confirmation)\s*(?:code|pin|password)?"
-    r"\W{0,6}(?:is\W{0,3})?\d{4,8}\b|(?:验证码|动态码|校验码|动态密码)\D{0,6}\d{4,8}",
-    re.IGNORECASE,
-)
 # §5.2: tool calls and diagnostics belong in work files, not in memory. Recognised by their form only: a
 # traceback, a stack frame, a log line (level or timestamp first), a shell prompt with a command.
 _DIAGNOSTIC = re.compile(
@@ -42,15 +36,13 @@ ADMISSION_PROMPT = (
 
 def refusal(content: str, rules: str) -> tuple[str, str] | None:
     """(reason, rule name) when `content` may not become a claim under `rules` (`credentials`: only the
-    credential rules; `rules`: also one-time payment data, diagnostics and statements too thin to stand
-    alone), or None when it is admitted."""
-    rule = find_secret_rule(content)
+    credential rules of amnesia.safety, which also refuse payment cards and one-time codes; `rules`: also
+    diagnostics and statements too thin to stand alone), or None when it is admitted."""
+    rule = find_secret_rule(content)  # also §5.5's one-time data: card numbers, verification codes
     if rule is not None:
         return "credentials never enter a claim", rule
     if rules == "credentials":
         return None
-    if find_card_number(content) or _ONE_TIME_CODE.search(content):
-        return "one-time payment or verification data is used for its task only", "one-time-data"
     if _DIAGNOSTIC.search(content):
         return "tool calls and diagnostics belong in work files", "diagnostic"
     if len(content_terms(content)) < MIN_CONTENT_TERMS:
@@ -62,6 +54,7 @@ def refusal(content: str, rules: str) -> tuple[str, str] | None:
 # runs of them ("Harbour Office"). No rule tells a person from a team or a place, and names in CJK script are
 # not found (that needs a model or a dictionary): a stand-in for the seed's Relationships pipeline.
 _NAME = re.compile(r"(?<![\w\-./@])[A-Z][a-z][\w'’-]*(?:\s+[A-Z][a-z][\w'’-]*)*")
+_POSSESSIVE = re.compile(r"['’]s?$")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*|\n\s*)$")
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october")
@@ -74,7 +67,7 @@ def entities_of(text: str) -> tuple[str, ...]:
     for match in _NAME.finditer(text):
         if _SENTENCE_START.search(text[: match.start()]):
             continue
-        words = [w for w in match.group().split() if w.casefold() not in _NOT_NAMES]
+        words = [_POSSESSIVE.sub("", w) for w in match.group().split() if w.casefold() not in _NOT_NAMES]
         if words:
             found.setdefault(" ".join(words), None)
     return tuple(found)
