@@ -73,6 +73,12 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "amnesia-relevance": ("amnesia", {"injection_order": "relevance"}),
     "amnesia-seed-lines": ("amnesia", {"block_lines": "seed"}),
     "claims-oracle-key": ("claims", {"supersession": "key"}),
+    # `claims` before the seed's memory layers (issue 32): only credentials refused, no diaries, no entity
+    # pages, BM25 search (kept so earlier results stay reproducible by name).
+    "claims-bare": (
+        "claims",
+        {"admission": "credentials", "diaries": False, "entity_pages": False, "search": "bm25"},
+    ),
     # The arm before it followed seed 003 (session-end fold, recall injected before every call); "strict" is
     # that arm without the session-end fold (kept so earlier results stay reproducible by name).
     "clue-folding-session-fold": (
@@ -109,6 +115,7 @@ DESCRIPTIONS: dict[str, str] = {
     "amnesia-relevance": "amnesia injecting by BM25 relevance to the user message and strength",
     "amnesia-seed-lines": "amnesia with the seed's block lines: each shows its remaining life",
     "claims-oracle-key": "claims superseded by the task's key instead of by similarity",
+    "claims-bare": "claims without diaries, entity pages, admission rules or hybrid search",
     "clue-folding-session-fold": "clue-folding as first built: session-end fold, recall before each call",
     "clue-folding-strict": "clue-folding-session-fold without the session-end fold",
     "memorybank-as-written": "memorybank with the paper's formula, 5 days per unit of strength",
