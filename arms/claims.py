@@ -38,9 +38,33 @@ What it reproduces:
   workdir — `{"claims": [...], "citations": [...]}` (ids and the projection lines it removed, never the
   forgotten text), written even when both lists are empty.
 
-Left out (see arms/README.md): the DB/embedding/index layers, people pages, dreaming and the
-nine-surface inventory collapse into the one claim store this arm has. Nobody can answer the plan in a
-replay, so the task's forget spec — the user's instruction — stands in for the approval
+- The memory layers around the claims (arms/claims_layers.py; each has an option, and the variant
+  `claims-bare` switches them all off):
+  - Admission (`admission: rules`, §5.2/§5.5): credentials, payment cards and one-time codes (amnesia.safety),
+    diagnostics and tool transcripts (by their form: tracebacks, log lines, shell prompts) and statements
+    with fewer than two content terms are refused (`memory_refused` with the rule); `credentials` keeps only
+    the credential rules, `model` asks `ctx.model` after them.
+  - Write-before-reply (`write_timing: before_reply`, §5.1): a turn's claims are stored before its reply,
+    so the reply sees them and the session log has the `memory_write` before the `model_call`;
+    `after_reply` stores them after the reply, to measure what the order does.
+  - Diaries (`diaries`, §3.1): `memory/YYYY-MM-DD.md` per simulated UTC day, `## Verified extraction —
+    HH:MM UTC (session sN)` headings and one `- claim: c-0003 · ...` entry per new, superseding or
+    reinforcing write. The source trail: never injected; `memory_search` finds a superseded claim through
+    its diary entry (status `superseded`), `memory_get` reads the files; a forget deletes the entries.
+  - Entity pages (`entity_pages`, §7.2, §4.3): one page per named entity (a capitalised Latin-script name
+    that does not open a sentence — a rule, standing in for the seed's Relationships pipeline) with the
+    six-section template (Facts and Open threads from the active claims, History as dates and ids); the
+    index head (`index_head`, closest = most claims) is injected after MEMORY.md, and the page of every
+    entity the user's turn names is injected too (the seed's read-before-answering contract).
+  - Explain reports salience (0.5 at write, +0.1 per restatement, 1.0 pinned: a stand-in, the seed defers
+    its evolution to another document), the dated source message (the user turn's text, its simulated
+    time as ISO 8601 UTC, session and turn) and every line that shows the claim (`citations`).
+  - Hybrid search (`search: hybrid`): BM25 fused with a deterministic hashed character n-gram vector, a
+    shipped stand-in for an embedding model (arms/embedding.py documents the fusion); `search: bm25`.
+
+Left out (see arms/README.md): the bank's four books, dreaming and the alignment synthesis, side chats and
+the nine-surface inventory collapse into the one claim store and its files. Nobody can answer the plan in
+a replay, so the task's forget spec — the user's instruction — stands in for the approval
 (`forget_approval: instruction`, default); `forget_approval: none` leaves every plan unapproved, so
 nothing is forgotten."""
 
