@@ -79,6 +79,12 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         "claims",
         {"admission": "credentials", "diaries": False, "entity_pages": False, "search": "bm25"},
     ),
+    # The arm before issue 32 (whole entries in one system block, recall appended to it, no project notes),
+    # kept so that earlier results stay reproducible by name.
+    "retrieval-whole-entries": (
+        "retrieval",
+        {"index_lines": "whole", "recall_placement": "system", "project_notes": False},
+    ),
     # The arm before it followed seed 003 (session-end fold, recall injected before every call); "strict" is
     # that arm without the session-end fold (kept so earlier results stay reproducible by name).
     "clue-folding-session-fold": (
@@ -116,6 +122,7 @@ DESCRIPTIONS: dict[str, str] = {
     "amnesia-seed-lines": "amnesia with the seed's block lines: each shows its remaining life",
     "claims-oracle-key": "claims superseded by the task's key instead of by similarity",
     "claims-bare": "claims without diaries, entity pages, admission rules or hybrid search",
+    "retrieval-whole-entries": "retrieval as first built: whole entries in one system block, recall in it",
     "clue-folding-session-fold": "clue-folding as first built: session-end fold, recall before each call",
     "clue-folding-strict": "clue-folding-session-fold without the session-end fold",
     "memorybank-as-written": "memorybank with the paper's formula, 5 days per unit of strength",

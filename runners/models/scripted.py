@@ -213,6 +213,9 @@ class ScriptedModel:
             raise ValueError(f"model: unknown scripted strategy {strategy!r}; choose one of {choices}")
         self.strategy: Strategy = strategy  # type: ignore[assignment]
         self.calls_tools = use_tools  # arms with `tools: auto` offer their model tools to this model
+        # it answers probes only: arms whose optional model step needs real text (retrieval's curator) use
+        # their deterministic stand-in instead
+        self.scripted = True
         plain = "scripted" if strategy == "uniform" else f"scripted:{strategy}"
         suffix = "" if strategy == "uniform" else f"-{strategy}"
         self.name = f"scripted:{TOOLS_PREFIX}{suffix}" if use_tools else plain
