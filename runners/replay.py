@@ -393,7 +393,8 @@ class _FailedCall:
             close()
         if not isinstance(error, (ModelFailed, ArmFailed)):
             return False
-        self.log.write(PairError(**self.where, error=str(error)))
+        cause = "model" if isinstance(error, ModelFailed) else "arm"
+        self.log.write(PairError(**self.where, error=str(error), cause=cause))
         return True
 
 

@@ -32,10 +32,10 @@ from runners.judging import judge_description, judge_model
 from runners.models import resolve_model
 from runners.models.cache import CachedModel
 from runners.replay import PairJob, derive_seed
-from tasks.errors import PairsFailed, RunError, RunInterrupted
+from tasks.errors import FailedPair, PairsFailed, RunError, RunInterrupted
 from tasks.fairness import fairness_summary, value_fates
 from tasks.load import load_tasks, task_set_hash
-from tasks.logschema import PairError, is_finished, last_record, log_filename
+from tasks.logschema import PairError, is_finished, last_record, log_filename, pair_error_cause
 from tasks.modelapi import Model
 from tasks.spec import Task
 
@@ -89,8 +89,8 @@ class RunSummary:
     seconds: float
     cache_hits: int | None = None  # answers served by the response cache (None: the model has no cache)
     cache_misses: int | None = None  # calls the cache could not answer, made for real
-    # the pairs that stopped on a failed model call, as "arm task-id: error" (their logs end with pair_error)
-    failed: tuple[str, ...] = ()
+    # the pairs that stopped on a failed model call or arm backend (their logs end with pair_error)
+    failed: tuple[FailedPair, ...] = ()
     shared: int = 0  # finished logs linked from another run (`RunOptions.shared_logs`), counted in skipped
 
 
@@ -467,15 +467,16 @@ def _link_shared_logs(
     return linked
 
 
-def _failure(job: PairJob) -> str:
-    """ "arm task-id: error" for a pair left unfinished by a failed model call (its last record)."""
+def _failure(job: PairJob) -> FailedPair:
+    """A pair left unfinished by a failed model call or arm backend, as its last record tells it."""
     record = last_record(job.log_path) or {}
-    error = record.get("error") if record.get("type") == PairError.TYPE else None
-    return f"{job.arm.name} {job.task.id}: {error or 'unfinished'}"
+    if record.get("type") != PairError.TYPE:
+        return FailedPair(job.arm.name, job.task.id, pair_error_cause({}), "unfinished")
+    return FailedPair(job.arm.name, job.task.id, pair_error_cause(record), str(record.get("error")))
 
 
 def raise_if_failed(summaries: list[RunSummary]) -> None:
-    """`PairsFailed` when a pair of any of the runs stopped on a failed model call."""
+    """`PairsFailed` when a pair of any of the runs stopped on a failed model call or arm backend."""
     failed = [line for summary in summaries for line in summary.failed]
     if failed:
         raise PairsFailed(failed, sum(summary.pairs for summary in summaries))

@@ -21,7 +21,9 @@ Engine errors (`amnesia.errors.AmnesiaError`) met while replaying are bad input 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from amnesia.errors import AmnesiaError
 
@@ -100,15 +102,34 @@ class RunInterrupted(HarnessError):
         super().__init__(f"interrupted: {finished} of {total} pairs finished; rerun with --resume")
 
 
-class PairsFailed(ServiceError):
-    """Pairs of a run stopped on a failed model call (each log ends with its `pair_error` record); the other
-    pairs ran. One line: how many, the first failure, and that `--resume` retries only those pairs."""
+@dataclass(frozen=True)
+class FailedPair:
+    """A pair a run left unfinished, as its last record tells it."""
 
-    def __init__(self, failed: Sequence[str], total: int) -> None:
+    arm: str
+    task_id: str
+    cause: str  # what stopped it, in words: "a model error", "an arm backend error" (`pair_error_cause`)
+    error: str  # the pair_error's one line ("unfinished" when the log has none)
+
+    def __str__(self) -> str:
+        return f"{self.arm} {self.task_id}: {self.error}"
+
+
+class PairsFailed(ServiceError):
+    """Pairs of a run stopped on a failed model call or a failed arm backend (each log ends with its
+    `pair_error` record); the other pairs ran. One line: how many, on what, the first failure, and that
+    `--resume` retries only those pairs."""
+
+    def __init__(self, failed: Sequence[FailedPair], total: int) -> None:
         self.failed = list(failed)
+        causes = Counter(pair.cause for pair in self.failed)
+        if len(causes) == 1:
+            what = f"failed on {self.failed[0].cause} ("
+        else:
+            what = "failed (" + ", ".join(f"{count} on {cause}" for cause, count in causes.items()) + "; "
         super().__init__(
-            f"{len(self.failed)} of {total} pairs failed on a model error (rerun with --resume to retry only "
-            f"those); first: {self.failed[0]}"
+            f"{len(self.failed)} of {total} pairs {what}rerun with --resume to retry only those); "
+            f"first: {self.failed[0]}"
         )
 
 

@@ -26,7 +26,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, TextIO
@@ -298,11 +298,25 @@ class SessionEnd(Record):
 class PairError(Record):
     TYPE: ClassVar[str] = "pair_error"
     DOC: ClassVar[str] = (
-        "a model call or an arm's server failed: the pair stops here, unfinished (`--resume` replays it)"
+        "a model call or an arm's backend (its memory server) failed, `cause` says which: the pair stops "
+        "here, unfinished (`--resume` replays it)"
     )
     session_index: int | None  # the turn it failed in (or after); null before the first turn
     turn_index: int | None
     error: str  # the error, one line
+    # what failed: "model" (a model call) or "arm" (the arm's backend: an external memory server or store
+    # worker); absent in logs written before it was recorded
+    cause: str | None = omit_default()
+
+
+# How a run, a report and the viewer name what stopped a pair, by its pair_error's `cause`.
+PAIR_ERROR_CAUSES = {"model": "a model error", "arm": "an arm backend error"}
+
+
+def pair_error_cause(record: Mapping[str, Any]) -> str:
+    """What stopped a pair, in words, from its `pair_error` record: "a model error", "an arm backend error",
+    or "an error" when the record does not say (logs written before `cause` was recorded)."""
+    return PAIR_ERROR_CAUSES.get(str(record.get("cause")), "an error")
 
 
 @dataclass(kw_only=True)
@@ -647,7 +661,13 @@ def read_log(path: Path) -> list[dict[str, Any]]:
         records.append(_checked(record, path, number))
     if records[0]["type"] != TaskStart.TYPE:
         raise ReportInputError(f"{path}:1: type: first record must be task_start, got {records[0]['type']!r}")
-    if records[-1]["type"] != TaskEnd.TYPE:
+    last = records[-1]
+    if last["type"] == PairError.TYPE:
+        raise ReportInputError(
+            f"{path}:{len(records)}: unfinished pair: it stopped on {pair_error_cause(last)}: "
+            f"{last['error']} (rerun with --resume)"
+        )
+    if last["type"] != TaskEnd.TYPE:
         raise ReportInputError(f"{path}:{len(records)}: unfinished pair: last record is not task_end")
     return records
 

@@ -63,6 +63,7 @@ def test_a_failed_pair_is_logged_the_run_goes_on_and_resume_retries_only_it(
     for log in failed:
         last = json.loads(log.read_text(encoding="utf-8").splitlines()[-1])
         assert last["type"] == "pair_error" and last["error"].startswith("TypeError: can only concatenate")
+        assert last["cause"] == "model"
         assert (last["session_index"], last["turn_index"]) == (0, 0)
     assert not (out / "report").exists()  # no report of a run with failed pairs
 
