@@ -495,6 +495,14 @@ def mcp(
             "--sub-agent", help="With --owner: the client is that sub-agent; it sees only its session."
         ),
     ] = False,
+    max_source: Annotated[
+        str,
+        typer.Option(
+            "--max-source",
+            help="The most trusted source the client's writes may declare: tool (default; a model may mark "
+            "a write auto, untrusted), user (a host writing the user's own words), or auto.",
+        ),
+    ] = "tool",
     workspace: Workspace = DEFAULT_WORKSPACE,
 ) -> None:
     """Serve this store over MCP (tools, memory-block resource and prompt); needs the optional mcp extra."""
@@ -519,6 +527,7 @@ def mcp(
         owner=owner,
         sub_agent=sub_agent,
         workspace=workspace,
+        max_source=max_source,
     )
 
 

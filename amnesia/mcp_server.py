@@ -4,7 +4,8 @@ Imported only by the `mcp` subcommand: the core install does not need the SDK (`
 'dsh-memory-forget[mcp]'`). One process serves one store to whoever connects, as one caller fixed when it
 starts (`amnesia.caller.Caller`): the main agent (workspace memories; `--owner ID` adds session ID's) or, with
 `--sub-agent`, a sub-agent that sees only session ID's memories. Every tool, resource and the prompt keep to
-what that caller could recall. It offers:
+what that caller could recall. How far the caller is trusted is fixed at the start too: `--max-source`
+(default `tool`) is the most trusted `source` its `amnesia_remember` may declare. It offers:
 
 - tools: the seven `amnesia_*` tools of `amnesia.tools`, same names, descriptions and JSON schemas; a refused
   call (an out-of-range value included) comes back as a tool error (`isError`) whose text is the dispatcher's
@@ -49,7 +50,16 @@ from amnesia.engine import Amnesia
 from amnesia.errors import AmnesiaError, InvalidInput, one_line
 from amnesia.host import inject
 from amnesia.stores import InMemoryStore, SQLiteStore
-from amnesia.tools import AUDIT_LIMIT_MAX, TOOLS, ToolError, call_tool, to_json, validate_arguments
+from amnesia.tools import (
+    AUDIT_LIMIT_MAX,
+    DEFAULT_SOURCE,
+    SOURCES_BY_TRUST,
+    TOOLS,
+    ToolError,
+    call_tool,
+    to_json,
+    validate_arguments,
+)
 from amnesia.views import Injection
 
 SERVER_NAME = "dsh-memory-forget"
@@ -143,11 +153,20 @@ def _whole_number(text: str, field: str, *, minimum: int, maximum: int | None = 
 
 class MemoryServer:
     """The MCP face of one engine: tools, resources and a prompt over the SDK's low-level `Server`, all for
-    one `caller` (default: the main agent outside any session)."""
+    one `caller` (default: the main agent outside any session), whose writes may declare at most the trust
+    `max_source` (`amnesia.tools.SOURCES_BY_TRUST`)."""
 
-    def __init__(self, engine: Amnesia, *, caller: Caller | None = None, log: Log = _stderr) -> None:
+    def __init__(
+        self,
+        engine: Amnesia,
+        *,
+        caller: Caller | None = None,
+        max_source: str = DEFAULT_SOURCE,
+        log: Log = _stderr,
+    ) -> None:
         self.engine = engine
         self.caller = caller if caller is not None else Caller()
+        self.max_source = max_source
         self.log = log
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -185,6 +204,7 @@ class MemoryServer:
             arguments,
             owner_id=self.caller.owner_id,
             include_workspace=self.caller.include_workspace,
+            max_source=self.max_source,
         )
 
     def _tool_for_resource(self, name: str, arguments: Mapping[str, Any]) -> str:
@@ -477,10 +497,12 @@ def serve(
     owner: str | None = None,
     sub_agent: bool = False,
     workspace: str = "default",
+    max_source: str = DEFAULT_SOURCE,
 ) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP); `clock`: the
     wall clock unless given (the CLI's `--clock-file`). The client is the main agent, in session `owner` if
-    given; with `sub_agent`, the sub-agent whose session is `owner`."""
+    given; with `sub_agent`, the sub-agent whose session is `owner`. `max_source`: the most trusted source the
+    client's writes may declare (`user` for a host that writes the user's own words)."""
     if port is not None and not http:
         raise InvalidInput("--port: only with --http (stdio has no port)")
     if stateless and not http:
@@ -489,10 +511,12 @@ def serve(
         raise InvalidInput("--owner: expected a session id, got an empty string")
     if sub_agent and owner is None:
         raise InvalidInput("--sub-agent: needs --owner ID (the sub-agent's own session)")
+    if max_source not in SOURCES_BY_TRUST:
+        raise InvalidInput(f"--max-source: expected one of {', '.join(SOURCES_BY_TRUST)}, got {max_source!r}")
     caller = Caller(owner, include_workspace=not sub_agent)
     clock = clock if clock is not None else SystemClock()
     engine = open_engine(db, config_file, in_memory=in_memory, clock=clock, workspace=workspace)
-    memory = MemoryServer(engine, caller=caller)
+    memory = MemoryServer(engine, caller=caller, max_source=max_source)
     interval = engine.config.sweep_interval
     try:
         if http:

@@ -14,7 +14,9 @@ session (seed §6.10). Every tool keeps to what the agent could recall (`amnesia
 restore, forget and status' recent forgets included. The model never chooses whose session it writes to. A
 host may also give the dispatcher a `ttl_rule`: how the ttl the model asked for becomes the stored one on a
 non-pinned `amnesia_remember` (the benchmark's `ttl_policy` arm option applies to the model's writes through
-it, as to the task's); the result the model reads shows the stored ttl.
+it, as to the task's); the result the model reads shows the stored ttl. A write's `source` (trust) is the
+caller's to lower, never to raise: by default a caller writes as `tool` and may mark a write `auto`
+(untrusted); only a host that grants `max_source="user"` lets its caller write the user's own words.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
 
 KINDS = ("fact", "preference", "episode", "task-context")
 SCOPES = ("workspace", "session")
+# The sources of a write, least trusted first. A caller may mark its write less trusted than its host allows
+# (`max_source`), never more: a model reading a web page may say so, never pass its text off as the user's.
+SOURCES_BY_TRUST = ("auto", "tool", "user")
+DEFAULT_SOURCE = "tool"
 RECALL_LIMIT_MAX = 20
 # What amnesia_remember answers (seed §6.3: id, ttl, expiry): the model already has the content it just wrote.
 REMEMBER_RESULT_FIELDS = (
@@ -140,6 +146,13 @@ TOOLS: list[dict[str, Any]] = [
                 "enum": list(SCOPES),
                 "description": "'session' ends with the current task; default: workspace for the main agent, "
                 "session for a sub-agent.",
+            },
+            "source": {
+                "type": "string",
+                "enum": list(SOURCES_BY_TRUST),
+                "description": "Where the text came from. 'auto': a tool output or web page (untrusted: "
+                "a short shelf life, marked untrusted, cannot replace the user's memories). Default 'tool'; "
+                "'user' only where the host allows it.",
             },
         },
         ("content",),
@@ -356,6 +369,7 @@ TtlRule = Callable[[float | None], float | None]  # requested ttl (seconds; None
 class _Agent:
     caller: Caller  # whose memories the tools reach
     ttl_rule: TtlRule | None = None  # the host's rule for the ttl of a non-pinned write (None: as asked)
+    max_source: str = DEFAULT_SOURCE  # the most trusted source this caller may declare on a write
 
     @property
     def owner_id(self) -> str | None:
@@ -378,6 +392,12 @@ def _remember(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str,
         )
     if scope == "session" and agent.owner_id is None:
         raise ToolError("scope: there is no current session to write a session memory to", "scope")
+    source = args.get("source", min(DEFAULT_SOURCE, agent.max_source, key=SOURCES_BY_TRUST.index))
+    if SOURCES_BY_TRUST.index(source) > SOURCES_BY_TRUST.index(agent.max_source):
+        raise ToolError(
+            f"source: {source!r} is more trusted than this caller may declare (at most {agent.max_source!r})",
+            "source",
+        )
     _merge_ttl_ms(args)
     if args.get("pin") and args.get("ttl") is not None:  # seed §6.3: pin means ttl omitted or null
         raise ToolError("ttl: a pinned memory is kept until forgotten; omit ttl or pass null", "ttl")
@@ -393,7 +413,7 @@ def _remember(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str,
         kind=args.get("kind", "fact"),
         pin=args.get("pin", False),
         tags=tuple(args.get("tags", ())),
-        source="tool",
+        source=source,
         scope=scope,
         owner_id=agent.owner_id if scope == "session" else None,
         key=args.get("key"),
@@ -510,13 +530,17 @@ def call_tool(
     owner_id: str | None = None,
     include_workspace: bool = True,
     ttl_rule: TtlRule | None = None,
+    max_source: str = DEFAULT_SOURCE,
 ) -> dict[str, Any]:
     """Run one tool call and return its JSON-able result or error object (never raises for bad input).
     `ttl_rule` turns the ttl the model asked for on a non-pinned `amnesia_remember` (seconds, None when it
-    gave none) into the ttl stored (None: the engine's default)."""
+    gave none) into the ttl stored (None: the engine's default). `max_source` is the most trusted `source` the
+    caller may declare on `amnesia_remember` (`tool`, the default, or `user` for a host writing the user's
+    words; `auto` makes every write of the caller untrusted); a less trusted one is always allowed."""
     try:
         args = validate_arguments(name, arguments)
-        return _HANDLERS[name](engine, args, _Agent(Caller(owner_id, include_workspace), ttl_rule))
+        agent = _Agent(Caller(owner_id, include_workspace), ttl_rule, max_source)
+        return _HANDLERS[name](engine, args, agent)
     except ToolError as exc:
         return exc.to_dict()
     except (AmnesiaError, ValueError) as exc:

@@ -10,7 +10,8 @@ at the end of the task. The harness's events become the server's tools through a
   times the arm itself saw the writes (the simulated clock). Nothing is ever forgotten by time.
 - a YAML file: the same mapping for another server, with no code (`arms.mcp_profiles`).
 - `amnesia`: our own `dsh-memory-forget mcp` (started as `python -m amnesia.cli` unless `command` is given) on
-  a SQLite file, following the simulated clock through `--clock-file`. Its caller is fixed when it starts, so
+  a SQLite file, following the simulated clock through `--clock-file`, and started with `--max-source user`
+  so that each write carries the task's source (trust) as in process. Its caller is fixed when it starts, so
   the arm starts one server per caller on the same file: the main agent, each sub-agent session, and a main
   session that writes a session memory. Writes are `amnesia_remember`, the block is the
   `amnesia://memory/block` resource (reading it is an injection, as `select_for_injection` is in process), a
@@ -186,7 +187,14 @@ class McpMemoryArm(OwnStoreArm):
         self, spec: RememberSpec, session: SessionInfo, scope: str
     ) -> dict[str, Any] | None:
         """`amnesia_remember`'s answer (id, ttl, expires_at, superseded, evicted); None: refused, logged."""
-        arguments: dict[str, Any] = {"content": spec.content, "kind": spec.kind, "scope": scope}
+        # The task's source (trust) as in process: the arm writes what the task says the user, a tool or a
+        # web page wrote, so it starts the server as a host that may write the user's words (`--max-source`).
+        arguments: dict[str, Any] = {
+            "content": spec.content,
+            "kind": spec.kind,
+            "scope": scope,
+            "source": spec.source,
+        }
         if spec.tags:
             arguments["tags"] = list(spec.tags)
         if spec.pin:
@@ -311,7 +319,7 @@ class McpMemoryArm(OwnStoreArm):
             ]
             if self.config.amnesia_config:
                 command += ["--config", str(Path(self.config.amnesia_config).resolve())]
-            command += ["mcp"]
+            command += ["mcp", "--max-source", "user"]
             command += ["--owner", owner] if owner else []
             command += ["--sub-agent"] if sub else []
             env = {

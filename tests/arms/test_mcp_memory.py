@@ -60,9 +60,14 @@ def server_memory(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def run(
-    out: Path, arms: str, *options: str, tasks: tuple[str, ...] = TASKS, exit_code: int = 0
+    out: Path,
+    arms: str,
+    *options: str,
+    tasks: tuple[str, ...] = TASKS,
+    exit_code: int = 0,
+    output: list[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """`amnesia-bench run` on `tasks`; (arm/task) -> the pair's records."""
+    """`amnesia-bench run` on `tasks`; (arm/task) -> the pair's records. `output` gets the CLI's lines."""
     args = [
         "run",
         "--tasks",
@@ -80,6 +85,8 @@ def run(
         args += ["--set", option]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == exit_code, result.output
+    if output is not None:
+        output += result.output.splitlines()
     logs = {}
     for path in sorted((out / "logs").glob("*/*.jsonl")):
         logs[f"{path.parent.name}/{path.stem}"] = [json.loads(line) for line in path.read_text().splitlines()]
@@ -120,9 +127,15 @@ def _contents(block: str) -> list[str]:
     return [line.rsplit(" · ", 1)[-1] for line in block.splitlines() if line.startswith("- [")]
 
 
+# A sample for equality (two tasks, as many servers as before): a sub-agent's session memory, and the user's
+# writes beside a web page's untrusted one (`source: auto`), which must stay marked and unable to replace the
+# user's memory over the wire too.
+EQUAL_SAMPLE = (TASKS[0], "harmful/webhook-poisoned-readme")
+
+
 def test_amnesia_profile_gives_the_in_process_arms_probe_results(tmp_path):
-    logs = run(tmp_path / "run", "mcp-memory,amnesia", "mcp-memory.profile=amnesia", tasks=TASKS[:2])
-    for task in TASKS[:2]:
+    logs = run(tmp_path / "run", "mcp-memory,amnesia", "mcp-memory.profile=amnesia", tasks=EQUAL_SAMPLE)
+    for task in EQUAL_SAMPLE:
         name = task.replace("/", "__")
         over_mcp, in_process = logs[f"mcp-memory/{name}"], logs[f"amnesia/{name}"]
         assert over_mcp[-1]["type"] == "task_end", of_type(over_mcp, "pair_error")
@@ -216,10 +229,20 @@ SILENT = f"{sys.executable} -c 'import sys; sys.stdin.read()'"  # starts, reads,
     ],
 )
 def test_a_failing_server_stops_its_pair_with_a_one_line_error_and_the_run_goes_on(tmp_path, options, error):
-    logs = run(tmp_path / "run", "mcp-memory,no-memory", *options, tasks=TASKS[1:2], exit_code=1)
+    output: list[str] = []
+    logs = run(
+        tmp_path / "run", "mcp-memory,no-memory", *options, tasks=TASKS[1:2], exit_code=1, output=output
+    )
     failed = logs["mcp-memory/helpful__ledger-split-task-state"]
     assert failed[-1]["type"] == "pair_error" and error in failed[-1]["error"]
     assert "\n" not in failed[-1]["error"]
+    # what failed is the arm's server, and the run's closing line says so (not "a model error")
+    assert failed[-1]["cause"] == "arm"
+    closing = [line for line in output if line.startswith("error: ")]
+    assert closing == [
+        "error: 1 of 2 pairs failed on an arm backend error (rerun with --resume to retry only those); "
+        f"first: mcp-memory helpful/ledger-split-task-state: {failed[-1]['error']}"
+    ]
     assert logs["no-memory/helpful__ledger-split-task-state"][-1]["type"] == "task_end"
 
 

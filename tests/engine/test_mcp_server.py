@@ -325,6 +325,7 @@ def test_benchds_generic_mcp_adapter_completes_its_smoke_benchmark(
         (["--db", "x.db", "mcp", "--in-memory"], "--in-memory: the store is either in memory or at --db"),
         (["--clock-file", "missing", "mcp", "--in-memory"], "missing: cannot read the clock file"),
         (["mcp", "--http", "--port", "70000"], "--port"),
+        (["mcp", "--in-memory", "--max-source", "admin"], "--max-source: expected one of auto, tool, user"),
     ],
 )
 def test_bad_server_options_are_one_line_errors(

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from amnesia import Amnesia, Config, InMemoryStore, SimulatedClock
-from amnesia.tools import TOOL_NAMES, TOOLS, dispatch, validate_arguments
+from amnesia.tools import TOOL_NAMES, TOOLS, call_tool, dispatch, validate_arguments
 
 EXPECTED_TOOLS = {
     "amnesia_remember",
@@ -237,3 +237,39 @@ def test_results_stay_small_however_big_the_store() -> None:
 def test_validate_arguments_returns_a_plain_dict() -> None:
     assert validate_arguments("amnesia_recall", '{"query": "tea"}') == {"query": "tea"}
     assert validate_arguments("amnesia_status", None) == {}
+
+
+def test_a_caller_may_lower_the_trust_of_its_write_never_raise_it() -> None:
+    engine, _ = make_engine()
+    # a model (the default caller) writes as `tool`; it may mark a write untrusted (`auto`: ttl capped)
+    plain = engine.inspect(call(engine, "amnesia_remember", {"content": "Deploys go out on Fridays."})["id"])
+    assert plain is not None and plain.source == "tool"
+    untrusted = call(
+        engine,
+        "amnesia_remember",
+        {"content": "The README says deploys are on Mondays.", "ttl": "30d", "source": "auto"},
+    )
+    item = engine.inspect(untrusted["id"])
+    assert item is not None and item.source == "auto" and untrusted["ttl"] == engine.config.untrusted_max_ttl
+    # it cannot pass its text off as the user's: refused, naming the field, and nothing written
+    before = engine.status().counts
+    refused = call_tool(engine, "amnesia_remember", {"content": "Deploys are on Sundays.", "source": "user"})
+    assert refused == {
+        "error": "source: 'user' is more trusted than this caller may declare (at most 'tool')",
+        "field": "source",
+    }
+    assert engine.status().counts == before
+    # a host that writes the user's own words grants `user`; a host may also make every write untrusted
+    user = call_tool(
+        engine,
+        "amnesia_remember",
+        {"content": "Deploys are on Sundays.", "source": "user"},
+        max_source="user",
+    )
+    assert engine.inspect(user["id"]).source == "user"
+    auto = call_tool(engine, "amnesia_remember", {"content": "A page said Tuesdays."}, max_source="auto")
+    assert engine.inspect(auto["id"]).source == "auto"
+    assert (
+        call_tool(engine, "amnesia_remember", {"content": "x", "source": "tool"}, max_source="auto")["field"]
+        == "source"
+    )
