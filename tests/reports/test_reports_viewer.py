@@ -397,3 +397,48 @@ def test_a_missing_browser_is_named_with_the_packages_that_bring_it(monkeypatch,
     assert missing_browser() == expected
     monkeypatch.setattr(module, "CHROMEDRIVER", str(tmp_path))
     assert missing_browser() is None
+
+
+WIRE_ARM = """\
+from arms import MemoryContext, OwnStoreArm
+from tasks.logschema import ArmCall
+
+
+class WireArm(OwnStoreArm):
+    name = "wire"
+
+    def memory_context(self, user_text, history):
+        first = self.now() == 0
+        self.context().log(ArmCall(server="fake-server", method="tools/call", name="read_graph",
+                                   arguments={"query": user_text}, error=not first,
+                                   result="server gone" if not first else "[]"))
+        return MemoryContext(block="", tokens=0, items=[])
+"""
+
+
+def test_the_timeline_shows_each_request_an_external_arm_sent_collapsed(run_args, browser, tmp_path) -> None:
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "t.yaml").write_text(TOOL_TASK, encoding="utf-8")
+    (tmp_path / "wire_arm.py").write_text(WIRE_ARM, encoding="utf-8")
+    args = run_args(tasks, tmp_path / "run", arms=f"{tmp_path / 'wire_arm.py'}:WireArm")
+    assert CliRunner().invoke(app, args).exit_code == 0
+    view = CliRunner().invoke(app, ["view", str(tmp_path / "run"), "--out", str(tmp_path / "site")])
+    assert view.exit_code == 0, view.output
+    _open(browser, tmp_path, "task=helpful%2Ftool-install&a=wire")
+    timeline = WebDriverWait(browser, WAIT_SECONDS).until(lambda d: d.find_element(By.ID, "timeline"))
+    calls = timeline.find_elements(By.CSS_SELECTOR, "details.event.wire")
+    assert [call.text for call in calls] == [  # collapsed: the summary line only
+        "0s arm call fake-server · tools/call read_graph",
+        "1d arm call (error) fake-server · tools/call read_graph",
+    ]
+    assert [call.get_attribute("open") for call in calls] == [None, None]
+    assert "wire-error" in calls[1].get_attribute("class") and "wire-error" not in calls[0].get_attribute(
+        "class"
+    )
+    calls[1].find_element(By.TAG_NAME, "summary").click()  # opened: what was sent and what came back
+    assert calls[1].text.splitlines()[1:] == [
+        'arguments: {"query":"Which staging host do we use?"}',
+        "→ server gone",
+    ]
+    assert _errors(browser) == []

@@ -458,6 +458,17 @@
     return el("div", { className: "event " + className }, children);
   }
 
+  /* A request an external arm sent over the wire (its memory server or store worker) and the answer, collapsed:
+     the summary names the connection, the method and the tool or resource; opening it shows the arguments. */
+  function wireCall(r) {
+    return el("details", { className: "event wire" + (r.error ? " wire-error" : "") },
+      el("summary", null, el("span", { className: "time", text: duration(r.sim_time) }), " ",
+        el("span", { className: "kind", text: r.error ? "arm call (error)" : "arm call" }), " ",
+        el("code", { text: r.server + " · " + r.method + " " + r.name })),
+      el("pre", { className: "wire-arguments", text: "arguments: " + JSON.stringify(r.arguments || {}) }),
+      el("pre", { className: "wire-result", text: "→ " + (r.result || "") }));
+  }
+
   function eventNode(r, block, strings) {
     switch (r.type) {
       case "memory_write":
@@ -522,6 +533,8 @@
             r.abstain ? el("span", { className: "values", text: "abstaining is correct" }) : null),
           exposureLine(r.exposed),
           el("pre", { className: "answer" }, highlighted(r.answer, candidateMarks(r, true))));
+      case "arm_call":
+        return wireCall(r);
       case "session_end":
         return line("quiet", r, "session " + r.session_id + " ends", []);
       default:
