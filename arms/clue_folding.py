@@ -18,7 +18,7 @@ What it reproduces:
 - Recall: LIKE matching (`%` and `_` escaped) of the current user text's distilled terms against the
   clues, at most `limit` (5, ≤ 20) clues ranked by matched terms then recency, at most
   `max_prompt_chars` (1800) chars with an "older clues have faded" marker when cut.
-- `auto_forget: false` keeps history intact (recall only).
+- `auto_forget: false` keeps history intact (recall only): no fold, at a host compaction neither.
 - Recall through the `recall_from_clues` tool (`recall: tool`, the seed's Phase 1, default): the model calls
   it with a query when it needs the past; the result is the same recall prompt (LIKE matching, ≤ `limit`
   clues, ≤ 1,800 chars, faded marker). The tool is offered per the `tools` option (`auto`: when the
@@ -323,7 +323,7 @@ class ClueFoldingArm(OwnStoreArm):
         state.checkpoints = [cp for cp in state.checkpoints if cp.last_turn >= dropped]
         if state.folded >= dropped:
             return
-        if self.config.host_compaction == "clues":
+        if self.config.auto_forget and self.config.host_compaction == "clues":
             # The host has already cut the range, so the tool-pair check (which guards the arm's own cut)
             # has nothing to protect here.
             state.host_fold = self._fold(dropped - state.folded, by="host", check_pairs=False)

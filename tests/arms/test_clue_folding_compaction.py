@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arms.base import CompactionInfo
 from arms.registry import create_arm
+from runners.replay import build_messages
 
 SUMMARY = "[summary] Earlier turns, summarised by the host."
 FRAMED = ["start", "summary", "replace", "end"]
@@ -63,8 +65,9 @@ def test_a_host_compaction_folds_the_dropped_turns_with_the_seeds_framing(arm_dr
         "tokens": context.details["fold"]["tokens"],
         "phases": FRAMED,
     }
-    summary, checkpoint, *kept = context.history
-    assert summary["content"] == SUMMARY and [m["content"] for m in kept] == ["Thanks.", "OK."]
+    system, summary, checkpoint, *kept, user = build_messages(context.block, context.history, "Which host?")
+    assert system["role"] == "system" and summary["content"] == SUMMARY  # the system head is never cut
+    assert [m["content"] for m in kept] == ["Thanks.", "OK."] and user["content"] == "Which host?"
     assert checkpoint["content"].startswith("[memory folded] To free space I let go of the 2 earlier turn(s)")
     assert "vega-7" in checkpoint["content"] and "tools/ship.sh" in checkpoint["content"]
     (write,) = d.of_type("memory_write")
@@ -75,11 +78,15 @@ def test_a_host_compaction_folds_the_dropped_turns_with_the_seeds_framing(arm_dr
     assert d.turn("More?").details.get("fold") is None  # reported once, with the turn it came before
 
 
-def test_host_compaction_yield_leaves_the_dropped_turns_unclued(arm_driver, tmp_path):
-    d = arm_driver(create_arm("clue-folding", {"host_compaction": "yield"}), tmp_path)
+@pytest.mark.parametrize(
+    "options", [{"host_compaction": "yield"}, {"auto_forget": False, "threshold_tokens": 1}]
+)
+def test_yield_and_auto_forget_off_leave_the_dropped_turns_unclued(arm_driver, tmp_path, options):
+    d = arm_driver(create_arm("clue-folding", {**options, "keep_completed_turns": 0}), tmp_path)
     d.start(0)
     d.turn("The staging host is `vega-7`.")
     d.turn("Thanks.")
+    d.turn("And?")
     compact(d, keep_turns=1)
     context = d.turn("Which host was it?")
     assert context.history is None and "fold" not in context.details  # the runner's compacted history as is
@@ -156,11 +163,11 @@ def test_no_fold_starts_while_a_compaction_is_open(arm_driver, tmp_path_factory,
     pending: CompactionInfo | None = None
     host_cut = False
     for op in ops:
-        if op == "start" and pending is None and d.arm.state.turns:
+        held = sum(1 for m in d.history if m["role"] == "user" and m["content"] != SUMMARY)
+        if op == "start" and pending is None and held:  # a host compacts only a history with turns
             pending = compaction(d, keep_turns=0)
             d.arm.on_compaction_start(pending)
         elif op == "end" and pending is not None:
-            held = sum(1 for m in d.history if m["role"] == "user" and m["content"] != SUMMARY)
             finish(d, compaction(d, keep_turns=min(held - 1, 1)))  # the turns made while open too
             pending, host_cut = None, True
         elif op == "turn":
