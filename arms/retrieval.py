@@ -85,7 +85,7 @@ from arms.arm_kit import (
     visible_to,
 )
 from arms.arm_options import check_bool, check_choice, check_duration, check_int, check_number, options_from
-from arms.base import MemoryContext, SessionInfo, check_tool_mode
+from arms.base import CompactionInfo, MemoryContext, SessionInfo, check_tool_mode
 from arms.bm25 import BM25Index
 from arms.model_assist import ask_model
 from arms.textnorm import content_terms, jaccard
@@ -404,6 +404,28 @@ class RetrievalArm(OwnStoreArm):
         state = self._state()
         if len(state.candidates) >= self.config.review_every:
             self._drain("review")
+
+    def on_compaction_end(self, info: CompactionInfo) -> None:
+        """The seed's compaction/end flush: the signals of the turns the compaction hid are extracted, and the
+        snapshot (frozen for the prefix cache, whose prefix a compaction rebuilds anyway) is frozen again, so
+        what was learned mid-session joins it. Entries still shown by a recall message that survived the
+        compaction stay out of it (never shown twice)."""
+        if not self.config.compaction_flush or self.session is None:
+            return
+        state = self._state()
+        for message in info.dropped:  # a dropped recall message no longer shows its entries
+            state.recall_messages.pop(str(message.get("content") or ""), None)
+        unmatched = list(enumerate(state.turn_texts))
+        hidden: set[int] = set()
+        for message in info.dropped:
+            if message.get("role") != "user":
+                continue
+            turn = next((i for i, text in unmatched if text == message.get("content")), None)
+            if turn is not None:
+                hidden.add(turn)
+                unmatched.remove((turn, state.turn_texts[turn]))
+        self._drain("compaction", hidden)
+        self._freeze_snapshot(exclude={i for ids in state.recall_messages.values() for i in ids})
 
     def end_session(self, session: SessionInfo) -> None:
         self._drain("dispose")
@@ -873,11 +895,11 @@ class RetrievalArm(OwnStoreArm):
             return self._line(entry)
         return self._line(entry, entry.summary or summarize(entry.content, self.config.summary_chars))
 
-    def _freeze_snapshot(self) -> None:
+    def _freeze_snapshot(self, exclude: frozenset[str] | set[str] = frozenset()) -> None:
         """The session's frozen snapshot: the project-notes section (whole entries), then the memory index
-        of the other entries, within the char, entry and token caps."""
+        of the other entries (all but `exclude`), within the char, entry and token caps."""
         state = self._state()
-        ranked = self._ranked()
+        ranked = [e for e in self._ranked() if e.id not in exclude]
         budget = self.context().budget_tokens
         notes: list[Entry] = []
         notes_block = ""

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from amnesia import Amnesia, InjectionRefused, SecretRefused, SimulatedClock
+from arms.base import CompactionInfo
 from arms.registry import create_arm
 from arms.retrieval import CURATED_CHARS, one_line_stand_in, summarize
 from arms.write_gate import scan_write, shown
@@ -251,3 +252,45 @@ def test_an_entry_that_trips_the_scan_on_the_way_out_shows_a_placeholder(arm_dri
     block = d.turn("x").block
     assert "[BLOCKED: injection-ignore-previous]" in block and "Ignore all" not in block
     assert d.tool("memory_get", id="r-0001")["content"] == "[BLOCKED: injection-ignore-previous]"
+
+
+# --- the compaction/end flush ---------------------------------------------------------------------------
+
+
+def compaction(d, dropped, kept=()) -> CompactionInfo:
+    return CompactionInfo(
+        session_id=d.session.session_id,
+        at=d.clock.now(),
+        trigger="event",
+        dropped=tuple(dropped),
+        summary="[summary of earlier turns]",
+        tokens_before=100,
+        tokens_after=10,
+        kept=tuple(kept),
+    )
+
+
+def test_compaction_end_flushes_the_hidden_turns_and_rebuilds_the_snapshot(arm_driver, tmp_path):
+    for flush in (True, False):
+        d = retrieval(arm_driver, tmp_path / str(flush), compaction_flush=flush)
+        d.start(0)
+        d.turn("Remember that the standup room is Atlas.")
+        d.turn("Noted.", remember=(RememberSpec("The drink is oolong."),))
+        d.turn("Which drink?")  # recalls oolong in its own message, kept in the conversation
+        d.turn("Remember that lunch is at noon.")  # not dropped: waits for a later flush
+        dropped, kept = d.history[:4], d.history[4:]
+        d.arm.on_compaction_start(compaction(d, dropped))
+        assert d.of_type("memory_write")[-1]["content"] == "The drink is oolong."  # nothing at start
+        d.arm.on_compaction_end(compaction(d, dropped, kept))
+        block = d.turn("x").block
+        if not flush:
+            assert block == "" and len(d.of_type("memory_write")) == 1
+            continue
+        assert [w["content"] for w in d.of_type("memory_write")] == [
+            "The drink is oolong.",
+            "the standup room is Atlas.",
+        ]
+        assert d.arm.audit[-1].source == "flush"
+        assert "standup room is Atlas" in block  # learned mid-session, now in the rebuilt snapshot
+        assert "oolong" not in block  # still shown by the recall message the compaction kept
+        assert "lunch" not in block and [c.text for c in d.arm.session.candidates] == ["lunch is at noon."]
