@@ -47,6 +47,20 @@ def test_claims_model_judge_decides_supersession(arm_driver, tmp_path):
         assert len(d.of_type("model_call")) == 1
 
 
+def test_claims_model_admission_asks_after_the_credential_rules(arm_driver, tmp_path):
+    for reply, kept in (("yes", 1), ("no", 0)):
+        model = CannedModel(reply)
+        d = arm_driver(create_arm("claims", {"admission": "model"}), tmp_path / reply, model=model)
+        d.start(0)
+        d.turn("x", remember=(RememberSpec("The verification drink is lapsang."),))
+        d.turn("x", remember=(RememberSpec("The password is hunter2hunter2!"),))  # refused before any call
+        assert len(d.arm.claims) == kept and len(d.of_type("model_call")) == 1
+        assert d.of_type("model_call")[0]["purpose"] == "claims:admission"
+        assert [r["rule"] for r in d.of_type("memory_refused")] == (
+            ["password"] if kept else ["model", "password"]
+        )
+
+
 def test_clue_folding_model_distiller_and_all_or_nothing_on_a_useless_reply(arm_driver, tmp_path):
     good = CannedModel("keywords: lapsang, drink\nsummary: the drink talk")
     d = arm_driver(
