@@ -408,6 +408,8 @@ class ItemColumns:
         pool, wanted = slots, count
         for key in keys:
             values = key[pool]
+            if values.min() == values.max():  # all tied on this key: the next one decides (two passes, not
+                continue  # a partition and two copies of the pool)
             cut = np.partition(values, len(values) - wanted)[len(values) - wanted]
             chosen.append(pool[values > cut])
             pool, wanted = pool[values == cut], wanted - int((values > cut).sum())
@@ -415,7 +417,9 @@ class ItemColumns:
                 break
         chosen.append(pool[:wanted])  # seq is unique, so the pool fits exactly by now
         head = np.concatenate(chosen)
-        return head, np.setdiff1d(slots, head, assume_unique=True)
+        outside = np.ones(len(strengths), dtype=bool)  # a mask, not setdiff1d's sort of every slot
+        outside[head] = False
+        return head, slots[outside[slots]]
 
     def eviction_order(self, strengths: np.ndarray) -> np.ndarray:
         """Unpinned live slots, weakest first (then least recently used, then oldest write)."""
