@@ -466,7 +466,7 @@ class RetrievalArm(OwnStoreArm):
 
     def _write_tool(self, args: dict[str, Any]) -> dict[str, Any]:
         scope, owner = self._own_scope()
-        outcome = self._write(
+        return self._write(
             args["content"],
             category=args.get("category", "note"),
             scope=scope,
@@ -476,7 +476,6 @@ class RetrievalArm(OwnStoreArm):
             summary=args.get("summary"),
             origin="tool",
         )
-        return outcome
 
     def _update_tool(self, args: dict[str, Any]) -> dict[str, Any]:
         entry = self._visible_entry(args["id"])
