@@ -536,15 +536,12 @@ class ClaimsArm(OwnStoreArm):
         """memory/YYYY-MM-DD.md for every day with an entry the agent may see (its session headings kept)."""
         files: dict[str, Lines] = {}
         for day in sorted(self.diaries):
-            entries = [line for line in self.diaries[day] if line.claim_id and self._visible(line.claim_id)]
-            sessions = {line.session_id for line in entries}
-            lines = [
-                (line.text, line.claim_id)
-                for line in self.diaries[day]
-                if (line.claim_id is None and line.session_id in sessions) or line in entries
-            ]
-            if entries:
-                files[f"memory/{day}.md"] = [(f"# {day}", None), *lines]
+            lines = self.diaries[day]
+            shown = [line for line in lines if line.claim_id is None or self._visible(line.claim_id)]
+            sessions = {line.session_id for line in shown if line.claim_id}
+            if sessions:  # a session heading stays while the session has an entry the agent may see
+                kept = [(ln.text, ln.claim_id) for ln in shown if ln.claim_id or ln.session_id in sessions]
+                files[f"memory/{day}.md"] = [(f"# {day}", None), *kept]
         return files
 
     def files(self) -> dict[str, Lines]:

@@ -20,6 +20,7 @@ import hashlib
 import math
 import unicodedata
 from collections.abc import Hashable, Mapping, Sequence
+from functools import lru_cache
 from typing import Protocol
 
 from arms.bm25 import BM25Index
@@ -48,16 +49,21 @@ class HashedNgramEmbedder:
         self.name = f"hashed-char-ngrams-{'-'.join(map(str, self.ngram_sizes))}x{dims}"
 
     def embed(self, text: str) -> Vector:
-        normal = " " + " ".join(unicodedata.normalize("NFKC", text).casefold().split()) + " "
-        buckets = [0.0] * self.dims
-        for size in self.ngram_sizes:
-            for start in range(max(0, len(normal) - size + 1)):
-                digest = hashlib.blake2b(normal[start : start + size].encode("utf-8"), digest_size=8).digest()
-                value = int.from_bytes(digest, "big")
-                # the top bit picks the sign, so that unrelated n-grams sharing a bucket tend to cancel out
-                buckets[value % self.dims] += -1.0 if value >> 63 else 1.0
-        norm = math.sqrt(sum(v * v for v in buckets))
-        return tuple(v / norm for v in buckets) if norm else tuple(buckets)
+        return _hashed_ngrams(text, self.dims, self.ngram_sizes)
+
+
+@lru_cache(maxsize=4096)  # a search embeds every claim again: the texts seldom change between searches
+def _hashed_ngrams(text: str, dims: int, ngram_sizes: tuple[int, ...]) -> Vector:
+    normal = " " + " ".join(unicodedata.normalize("NFKC", text).casefold().split()) + " "
+    buckets = [0.0] * dims
+    for size in ngram_sizes:
+        for start in range(max(0, len(normal) - size + 1)):
+            digest = hashlib.blake2b(normal[start : start + size].encode("utf-8"), digest_size=8).digest()
+            value = int.from_bytes(digest, "big")
+            # the top bit picks the sign, so that unrelated n-grams sharing a bucket tend to cancel out
+            buckets[value % dims] += -1.0 if value >> 63 else 1.0
+    norm = math.sqrt(sum(v * v for v in buckets))
+    return tuple(v / norm for v in buckets) if norm else tuple(buckets)
 
 
 def cosine(left: Vector, right: Vector) -> float:

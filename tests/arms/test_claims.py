@@ -154,6 +154,7 @@ def test_sub_agent_claims_are_scoped_and_disposed(drive, tmp_path):
     d.turn("x", remember=(RememberSpec("Scratch guess: coffee."),))
     d.end()
     assert d.of_type("memory_forget")[-1]["reason"] == "agent-disposed" and d.arm.claims == {}
+    assert d.arm.diaries == {}  # its diary entries go with it
 
 
 @settings(max_examples=50, deadline=None)
