@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from amnesia.clock import SimulatedClock
-from arms.base import ArmContext, ArmFailed, MemoryContext, SessionInfo
+from arms.base import ArmContext, ArmFailed, CompactionInfo, MemoryContext, SessionInfo
 from runners.armconfig import ArmSpec
+from runners.compaction import Conversation, history_tokens
 from runners.evidence import EvidenceTracker
 from runners.judging import judge_fields, judge_model
 from runners.toolloop import ToolInvocation, ToolRound, run_tool_loop
@@ -30,6 +31,7 @@ from tasks.errors import BadInput, HarnessError
 from tasks.exposure import exposed_values
 from tasks.failures import failure_code
 from tasks.logschema import (
+    CompactionRecord,
     InjectionRecord,
     LogWriter,
     ModelCall,
@@ -44,7 +46,7 @@ from tasks.logschema import (
 )
 from tasks.modelapi import Message, Model, ModelRequest, ModelResponse
 from tasks.scoring import asserted_values, classify
-from tasks.spec import NEVER, ProbeSpec, Task, ToolEventSpec
+from tasks.spec import NEVER, ProbeSpec, Task, ToolEventSpec, Turn
 
 SYSTEM_TEXT = (
     "You are a helpful assistant. Answer briefly. When a memory block is present, it lists what you remember "
@@ -244,10 +246,14 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                 )
             )
             arm.start_session(info)
-            history: list[Message] = []
+            conversation = Conversation()
             for turn_index, turn in enumerate(session.turns):
                 where = {"session_index": session_index, "turn_index": turn_index}
                 failed_call.where = where
+                due = compaction_due(task, turn, conversation)
+                if due is not None:
+                    _compact(log, arm, conversation, due, where, info.session_id, since_start.now())
+                history = conversation.messages()
                 log.write(TurnRecord(**where, user=turn.user))
                 arm.observe_user_turn(turn.user)
                 for forget in turn.forget:
@@ -327,15 +333,80 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
                         )
                     )
                 arm.observe_answer(turn.user, response.text, context)
-                history.extend(context.messages)  # appended to the conversation, as a host would
-                history.append({"role": "user", "content": turn.user})
-                history.extend(tool_messages)
-                history.append({"role": "assistant", "content": response.text})
+                conversation.add_turn(
+                    turn_index,
+                    [
+                        *context.messages,  # appended to the conversation, as a host would
+                        {"role": "user", "content": turn.user},
+                        *tool_messages,
+                        {"role": "assistant", "content": response.text},
+                    ],
+                )
             arm.end_session(info)
             log.write(SessionEnd(session_index=session_index, session_id=info.session_id))
         arm.end_task()
         log.write(TaskEnd(probes=probes, model_calls=calls, wall_seconds=time.perf_counter() - started))
     return calls, probes
+
+
+def compaction_due(task: Task, turn: Turn, conversation: Conversation) -> tuple[str, int] | None:
+    """(trigger, keep_turns) of the compaction the host performs before `turn`, or None: the turn's own
+    `compaction` event ("event"), else the task's `auto_compaction` when the history holds more than its
+    `at_tokens` ("tokens"). At most one per turn."""
+    if turn.compaction is not None:
+        return "event", turn.compaction.keep_turns
+    auto = task.auto_compaction
+    if auto is not None and conversation.tokens() > auto.at_tokens:
+        return "tokens", auto.keep_turns
+    return None
+
+
+def _compact(
+    log: LogWriter,
+    arm: Any,
+    conversation: Conversation,
+    due: tuple[str, int],
+    where: dict[str, int],
+    session_id: str,
+    at: float,
+) -> None:
+    """Compact the conversation before the turn at `where`: the arm's start hook sees the history as it
+    was, then the older turns become one summary message, the `compaction` record is written, and the arm's
+    end hook sees the summary. Nothing happens when no turn is left to drop (an automatic compaction
+    already cut them)."""
+    trigger, keep_turns = due
+    cut = conversation.cut(keep_turns)
+    if cut is None:
+        return
+    tokens_before = conversation.tokens()
+    info = CompactionInfo(
+        session_id=session_id,
+        at=at,
+        trigger=trigger,
+        dropped=cut.dropped,
+        summary="",
+        tokens_before=tokens_before,
+        tokens_after=0,
+        kept=cut.kept,
+        turn_index=where["turn_index"],
+    )
+    arm.on_compaction_start(info)
+    conversation.apply(cut)
+    tokens_after = conversation.tokens()
+    log.write(
+        CompactionRecord(
+            **where,
+            trigger=trigger,
+            keep_turns=keep_turns,
+            dropped_turns=list(cut.dropped_turns),
+            dropped_messages=len(cut.dropped),
+            dropped_tokens=history_tokens(cut.dropped),
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            summary=cut.summary,
+        )
+    )
+    arm.on_compaction_end(dataclasses.replace(info, summary=cut.summary, tokens_after=tokens_after))
 
 
 class ModelFailed(Exception):

@@ -24,8 +24,11 @@ from amnesia.tokens import has_cjk
 from tasks.errors import TaskSetError
 from tasks.scoring import find_mentions
 from tasks.spec import (
+    DEFAULT_KEEP_TURNS,
     MECHANISMS,
     NEVER,
+    AutoCompactionSpec,
+    CompactionSpec,
     ForgetSpec,
     ProbeSpec,
     RememberSpec,
@@ -49,9 +52,21 @@ LANGS = ("en", "zh")
 TOOL_STATUSES = ("ok", "error", "open")
 MAX_START = datetime(2999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()  # a task's latest `start`
 
-_TASK_FIELDS = {"id", "group", "category", "description", "lang", "origin", "sessions", "start"}
+_TASK_FIELDS = {
+    "id",
+    "group",
+    "category",
+    "description",
+    "lang",
+    "origin",
+    "sessions",
+    "start",
+    "auto_compaction",
+}
 _SESSION_FIELDS = {"at", "agent", "turns"}
-_TURN_FIELDS = {"user", "remember", "forget", "probe", "tool_events"}
+_TURN_FIELDS = {"user", "remember", "forget", "probe", "tool_events", "compaction"}
+_COMPACTION_FIELDS = {"keep_turns"}
+_AUTO_COMPACTION_FIELDS = {"at_tokens", "keep_turns"}
 _TOOL_EVENT_FIELDS = {"name", "arguments", "status", "output"}
 _REMEMBER_FIELDS = {"content", "ttl", "kind", "pin", "tags", "scope", "key", "source", "refs"}
 _FORGET_FIELDS = {"tags", "query", "key"}
@@ -458,6 +473,11 @@ class _FileReader:
         lang = self._choice(fields["lang"], f"{dot}lang", LANGS) if "lang" in fields else None
         start = self._start(fields["start"], f"{dot}start") if "start" in fields else 0.0
         origin = self._origin(fields["origin"], f"{dot}origin") if "origin" in fields else {}
+        auto_compaction = (
+            self._auto_compaction(fields["auto_compaction"], f"{dot}auto_compaction")
+            if "auto_compaction" in fields
+            else None
+        )
         self._imported = bool(origin)  # probe mechanisms: MECHANISMS, or the imported dataset's labels
         sessions = self._sessions(fields["sessions"], f"{dot}sessions") if "sessions" in fields else ()
         if len(self.errors) > before or task_id is None or group is None or start is None:
@@ -471,6 +491,7 @@ class _FileReader:
             sessions=sessions,
             lang=lang or ("zh" if any(has_cjk(text) for text in texts) else "en"),
             start=start,
+            auto_compaction=auto_compaction,
             origin=origin or {},
             source_file=self.source,
             source_line=node.start_mark.line + 1,
@@ -562,13 +583,79 @@ class _FileReader:
             forget = self._specs(fields.get("forget"), f"{where}.forget", self._forget)
             probe = self._probe(fields["probe"], f"{where}.probe") if "probe" in fields else None
             events = self._specs(fields.get("tool_events"), f"{where}.tool_events", self._tool_event)
+            compaction = (
+                self._compaction(fields["compaction"], f"{where}.compaction", earlier_turns=index)
+                if "compaction" in fields
+                else None
+            )
             if probe is not None and user is not None and probe.mechanism == "false-premise":
                 self._check_premise(fields["probe"], f"{where}.probe", probe, user)
             if user is not None:
                 turns.append(
-                    Turn(user=user, remember=remember, forget=forget, probe=probe, tool_events=events)
+                    Turn(
+                        user=user,
+                        remember=remember,
+                        forget=forget,
+                        probe=probe,
+                        tool_events=events,
+                        compaction=compaction,
+                    )
                 )
         return tuple(turns)
+
+    def _compaction(self, node: yaml.Node, field: str, earlier_turns: int) -> CompactionSpec | None:
+        """A turn's `compaction` event: `true` (keep the default number of recent turns), `false` (none) or
+        `{keep_turns: N}`. The session must hold more earlier turns than it keeps, or nothing is cut."""
+        if isinstance(node, yaml.ScalarNode):
+            ok, value = self._value(node, field)
+            if ok and not isinstance(value, bool):
+                self._fail(node, field, f"expected true, false or {{keep_turns: N}}, got {value!r}")
+            if not (ok and value is True):
+                return None
+            keep: int | None = DEFAULT_KEEP_TURNS
+        else:
+            fields = self._mapping(node, field, _COMPACTION_FIELDS)
+            if fields is None:
+                return None
+            keep = (
+                self._count(fields["keep_turns"], f"{field}.keep_turns", 0)
+                if "keep_turns" in fields
+                else DEFAULT_KEEP_TURNS
+            )
+        if keep is None:
+            return None
+        if earlier_turns <= keep:
+            problem = f"nothing to compact: {earlier_turns} earlier turn(s) in the session, keep_turns {keep}"
+            self._fail(node, field, problem)
+            return None
+        return CompactionSpec(keep_turns=keep)
+
+    def _auto_compaction(self, node: yaml.Node, field: str) -> AutoCompactionSpec | None:
+        """The task's `auto_compaction: {at_tokens: N, keep_turns: K}`."""
+        fields = self._mapping(node, field, _AUTO_COMPACTION_FIELDS, ("at_tokens",))
+        if fields is None:
+            return None
+        at_tokens = (
+            self._count(fields["at_tokens"], f"{field}.at_tokens", 1) if "at_tokens" in fields else None
+        )
+        keep = (
+            self._count(fields["keep_turns"], f"{field}.keep_turns", 0)
+            if "keep_turns" in fields
+            else DEFAULT_KEEP_TURNS
+        )
+        if at_tokens is None or keep is None:
+            return None
+        return AutoCompactionSpec(at_tokens=at_tokens, keep_turns=keep)
+
+    def _count(self, node: yaml.Node, field: str, minimum: int) -> int | None:
+        """A whole number of at least `minimum`."""
+        ok, value = self._value(node, field)
+        if not ok:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self._fail(node, field, f"expected a whole number >= {minimum}, got {value!r}")
+            return None
+        return value
 
     def _check_premise(self, node: yaml.Node, field: str, probe: ProbeSpec, question: str) -> None:
         """A false-premise probe's question presupposes a stale value: it must name one (the scorer reads

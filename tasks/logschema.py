@@ -123,6 +123,25 @@ class SessionStart(Record):
 
 
 @dataclass(kw_only=True)
+class CompactionRecord(Record):
+    TYPE: ClassVar[str] = "compaction"
+    DOC: ClassVar[str] = (
+        "the host compacted the session's conversation before a turn: the dropped turns became one summary "
+        "message (docs/harness.md#context-compaction)"
+    )
+    session_index: int
+    turn_index: int  # the turn the compaction comes before (its `turn` record follows)
+    trigger: str  # "event" (the turn's `compaction`) or "tokens" (the task's `auto_compaction`)
+    keep_turns: int  # the most recent completed turns kept verbatim
+    dropped_turns: list[int]  # the session's turn indices whose messages were replaced, oldest first
+    dropped_messages: int  # the history messages replaced (an earlier summary included)
+    dropped_tokens: int  # their tokens (amnesia.tokens.count_tokens)
+    tokens_before: int  # the history's tokens before the compaction
+    tokens_after: int  # the history's tokens after it (the summary included)
+    summary: str  # the summary message's text, verbatim
+
+
+@dataclass(kw_only=True)
 class TurnRecord(Record):
     TYPE: ClassVar[str] = "turn"
     DOC: ClassVar[str] = "a user turn"
@@ -335,6 +354,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
     for cls in (
         TaskStart,
         SessionStart,
+        CompactionRecord,
         TurnRecord,
         MemoryWrite,
         MemoryTouch,

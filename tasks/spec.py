@@ -29,6 +29,10 @@ MECHANISMS: dict[str, str] = {
     "implicit-change": "a later turn makes an earlier memory false without saying so (no key, no hint)",
     "false-premise": "the question presupposes a stale value; a correct answer corrects the premise",
     "cascade": "a changed fact invalidates a dependent fact that was stored separately",
+    "compaction-loss": "a value said earlier in the session was cut from the conversation by a context "
+    "compaction (its summary does not carry it); only memory can still give it",
+    "compaction-stale": "a context compaction's summary carries an old value or rule that a later turn, or "
+    "the passing of time, made false; answering it is the failure",
 }
 
 
@@ -93,6 +97,29 @@ class ProbeSpec:
         return tuple(seen)
 
 
+# How many of the most recent turns a context compaction keeps verbatim when the task does not say
+# (docs/harness.md#context-compaction): the turn in hand plus the one before it stay readable, as a host that
+# summarises "everything but the last exchange" does.
+DEFAULT_KEEP_TURNS = 1
+
+
+@dataclass(frozen=True)
+class CompactionSpec:
+    """A context compaction the host performs before a turn (the turn's `compaction` event): the session's
+    older turns are replaced by one summary message (runners.compaction)."""
+
+    keep_turns: int = DEFAULT_KEEP_TURNS  # the most recent completed turns kept verbatim after the summary
+
+
+@dataclass(frozen=True)
+class AutoCompactionSpec:
+    """The host's automatic compaction (the task's `auto_compaction`): before a turn, when the session's
+    history holds more than `at_tokens` tokens, it is compacted as by a `compaction` event."""
+
+    at_tokens: int  # amnesia.tokens.count_tokens over the history messages' text
+    keep_turns: int = DEFAULT_KEEP_TURNS
+
+
 @dataclass(frozen=True)
 class Turn:
     user: str
@@ -100,6 +127,7 @@ class Turn:
     forget: tuple[ForgetSpec, ...] = ()
     probe: ProbeSpec | None = None
     tool_events: tuple[ToolEventSpec, ...] = ()  # the agent's tool calls in this turn, in order
+    compaction: CompactionSpec | None = None  # the host compacts the conversation before this turn
 
 
 @dataclass(frozen=True)
@@ -120,6 +148,8 @@ class Task:
     # The task's calendar: Unix seconds (UTC) of its start, where the replay clock starts (session offsets and
     # logged `sim_time` stay relative to it). 0 = 1970-01-01T00:00Z, a Thursday: tasks that state no `start`.
     start: float = 0.0
+    # The host's automatic compaction of each session's conversation; None = only the turns' events.
+    auto_compaction: AutoCompactionSpec | None = None
     # where an imported task came from: dataset, item, the ttl policy its writes were given...
     origin: dict[str, str] = field(default_factory=dict, hash=False)
     source_file: str = ""
