@@ -65,6 +65,15 @@ class Cut:
     dropped_turns: tuple[int, ...]  # the session's turn indices of the dropped turns
     summary: str  # the text of the message that replaces `dropped`
 
+    @property
+    def message(self) -> Message:
+        """The summary message placed where `dropped` was: a user message, as hosts send their summaries."""
+        return {"role": "user", "content": self.summary}
+
+    def tokens_after(self) -> int:
+        """The history's tokens once the cut is applied (the summary message and the kept turns)."""
+        return history_tokens([self.message, *self.kept])
+
 
 class Conversation:
     """One session's history as the host holds it: completed turns, each a tuple of its messages (an arm's
@@ -114,7 +123,7 @@ class Conversation:
         if tuple(index for index, _ in self._turns[:count]) != cut.dropped_turns:
             raise ValueError("compaction: the conversation changed since the cut was worked out")
         self._summary_lines = tuple(cut.summary.split("\n")[1:])
-        self._summary = {"role": "user", "content": cut.summary}
+        self._summary = cut.message
         del self._turns[:count]
 
 

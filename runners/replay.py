@@ -370,29 +370,16 @@ def _compact(
     session_id: str,
     at: float,
 ) -> None:
-    """Compact the conversation before the turn at `where`: the arm's start hook sees the history as it
-    was, then the older turns become one summary message, the `compaction` record is written, and the arm's
-    end hook sees the summary. Nothing happens when no turn is left to drop (an automatic compaction
-    already cut them)."""
+    """Compact the conversation before the turn at `where`: the `compaction` record is written first (what
+    the arm logs in its hooks follows it), the arm's start hook sees the history as it was, the older turns
+    become one summary message, and the arm's end hook sees the summary. Nothing happens when no turn is
+    left to drop (an automatic compaction already cut them)."""
     trigger, keep_turns = due
     cut = conversation.cut(keep_turns)
     if cut is None:
         return
     tokens_before = conversation.tokens()
-    info = CompactionInfo(
-        session_id=session_id,
-        at=at,
-        trigger=trigger,
-        dropped=cut.dropped,
-        summary="",
-        tokens_before=tokens_before,
-        tokens_after=0,
-        kept=cut.kept,
-        turn_index=where["turn_index"],
-    )
-    arm.on_compaction_start(info)
-    conversation.apply(cut)
-    tokens_after = conversation.tokens()
+    tokens_after = cut.tokens_after()
     log.write(
         CompactionRecord(
             **where,
@@ -406,6 +393,19 @@ def _compact(
             summary=cut.summary,
         )
     )
+    info = CompactionInfo(
+        session_id=session_id,
+        at=at,
+        trigger=trigger,
+        dropped=cut.dropped,
+        summary="",
+        tokens_before=tokens_before,
+        tokens_after=0,
+        kept=cut.kept,
+        turn_index=where["turn_index"],
+    )
+    arm.on_compaction_start(info)
+    conversation.apply(cut)
     arm.on_compaction_end(dataclasses.replace(info, summary=cut.summary, tokens_after=tokens_after))
 
 

@@ -1,18 +1,15 @@
 """Tool-call messages reach every model adapter in a form its chat template accepts: the replayed tool calls
 carry content "" (never null), and the GGUF adapter writes them out as text
-(`tasks.modelapi.tool_calls_as_text`). The chat template below is SmolLM2's, rendered with Jinja2 as
-llama-cpp-python renders it: given a tool-call message with `content: None` it fails as the real model did on
+(`tasks.modelapi.tool_calls_as_text`). The chat template is SmolLM2's, rendered with Jinja2 as
+llama-cpp-python renders it (the `render_smollm2` and `template_llama` fixtures, tests/runners/conftest.py):
+given a tool-call message with `content: None` it fails as the real model did on
 `harmful/tool-workaround-retired`."""
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
-from typing import Any, ClassVar
 
 import pytest
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from runners.armconfig import ArmSpec
 from runners.execute import replay_all
@@ -24,14 +21,6 @@ from tasks.modelapi import tool_calls_as_text
 from tasks.spec import ToolEventSpec
 
 SHIPPED = Path(__file__).resolve().parents[2] / "tasks"
-# SmolLM2-135M-Instruct's chat template (from its GGUF metadata): contents are joined with `+`.
-SMOLLM2_TEMPLATE = (
-    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
-    "{{ '<|im_start|>system\\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face'"
-    " + '<|im_end|>\\n' }}"
-    "{% endif %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
-)
 EVENTS = (
     ToolEventSpec(name="shell", arguments="pnpm install", status="error", output="ETIMEDOUT"),
     ToolEventSpec(
@@ -40,39 +29,12 @@ EVENTS = (
 )
 
 
-def render(messages: list[dict[str, Any]]) -> str:
-    template = ImmutableSandboxedEnvironment().from_string(SMOLLM2_TEMPLATE)
-    return template.render(messages=messages, add_generation_prompt=True)
-
-
-class TemplateLlama:
-    """A stand-in for `llama_cpp.Llama` that renders the chat template as the real one does, then answers."""
-
-    prompts: ClassVar[list[str]] = []
-
-    def __init__(self, **kwargs: Any) -> None:
-        pass
-
-    def create_chat_completion(self, messages: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
-        TemplateLlama.prompts.append(render(messages))
-        return {"choices": [{"message": {"content": "registry.npmjs.org"}, "finish_reason": "stop"}]}
-
-
-@pytest.fixture
-def template_llama(monkeypatch) -> type[TemplateLlama]:
-    TemplateLlama.prompts = []
-    module = types.ModuleType("llama_cpp")
-    module.Llama = TemplateLlama  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "llama_cpp", module)
-    return TemplateLlama
-
-
-def test_the_template_breaks_on_content_null_and_takes_tool_calls_as_text() -> None:
+def test_the_template_breaks_on_content_null_and_takes_tool_calls_as_text(render_smollm2) -> None:
     messages = [{"role": "user", "content": "Install the dependencies."}, *tool_event_messages(EVENTS, "c")]
     assert all(isinstance(message["content"], str) for message in messages)
     with pytest.raises(TypeError, match="NoneType"):
-        render([{**message, "content": None} if "tool_calls" in message else message for message in messages])
-    prompt = render(tool_calls_as_text(messages))
+        render_smollm2([{**m, "content": None} if "tool_calls" in m else m for m in messages])
+    prompt = render_smollm2(tool_calls_as_text(messages))
     assert '[calls tool shell with {"input": "pnpm install"}]' in prompt
     assert "<|im_start|>user\n[tool shell returned]\nerror: ETIMEDOUT<|im_end|>" in prompt
     assert "<|im_start|>user\n[tool shell returned]\nDone<|im_end|>" in prompt

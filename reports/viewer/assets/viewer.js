@@ -361,6 +361,11 @@
         open("s" + r.session_index + "t" + r.turn_index, "turn", null, r);
         return;
       }
+      if (r.type === "compaction") {  // its own block: what the arms log in their compaction hooks follows it
+        open("s" + r.session_index + "c" + r.turn_index, "compaction", null, r);
+        current.events.push(r);
+        return;
+      }
       if (r.type === "task_end") {
         open("end", "end", null, r);
         return;
@@ -405,6 +410,7 @@
       return "Session " + r.session_id + " (" + r.agent + " agent) at " + duration(r.at);
     }
     if (block.kind === "turn") return "s" + r.session_index + " · turn " + r.turn_index;
+    if (block.kind === "compaction") return "s" + r.session_index + " · context compacted before turn " + r.turn_index;
     if (block.kind === "end") return "Task end: " + plural(r.probes, "probe") + ", " + plural(r.model_calls, "model call");
     return "While the clock moved";
   }
@@ -535,6 +541,14 @@
           el("pre", { className: "answer" }, highlighted(r.answer, candidateMarks(r, true))));
       case "arm_call":
         return wireCall(r);
+      case "compaction":
+        return el("details", { className: "event compaction", open: true },
+          el("summary", null, el("span", { className: "kind", text: "context compaction" }),
+            (r.trigger === "tokens" ? "automatic (the history passed the task's threshold)" : "the task's event") +
+            " · dropped turn" + (r.dropped_turns.length === 1 ? " " : "s ") + r.dropped_turns.join(", ") +
+            " (" + plural(r.dropped_messages, "message") + ", " + r.dropped_tokens + " tokens) · kept the last " +
+            plural(r.keep_turns, "turn") + " · history " + r.tokens_before + " → " + r.tokens_after + " tokens"),
+          el("pre", { className: "compaction-summary", text: r.summary }));
       case "session_end":
         return line("quiet", r, "session " + r.session_id + " ends", []);
       default:
