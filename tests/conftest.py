@@ -1,4 +1,5 @@
-"""Fixtures shared by several test folders: the small task set (tests/data/small_set.yaml), writing task sets,
+"""Fixtures shared by several test folders: the small task set (tests/data/small_set.yaml) and the compaction
+tasks (tests/data/compaction_tasks.yaml), writing task sets,
 running `amnesia-bench run` quietly or killing it mid-run, and reading the session logs of a run folder.
 
 The helper fixtures return plain functions and are session-scoped: they hold no state, and hypothesis tests
@@ -25,6 +26,7 @@ from runners.models.stub_server import Reply, StubServer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SMALL_SET_FILE = Path(__file__).resolve().parent / "data" / "small_set.yaml"
+COMPACTION_FILE = Path(__file__).resolve().parent / "data" / "compaction_tasks.yaml"
 HOOK = Path(__file__).resolve().parent / "kill_after_records.py"  # crashes or interrupts a run at a record
 THREE_ARMS = "no-memory,full-memory,amnesia"
 
@@ -71,6 +73,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def small_set_tasks() -> list[TaskDict]:
     """Four hand-written tasks (fact change, preference, sub-agent scratch, Chinese fact change), as dicts."""
     return yaml.safe_load(SMALL_SET_FILE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def compaction_tasks() -> list[TaskDict]:
+    """Two tasks with context compaction (tests/data/compaction_tasks.yaml): an event that cuts a value only
+    said in conversation, a sub-agent's compaction to nothing, and an automatic one at a token threshold."""
+    return yaml.safe_load(COMPACTION_FILE.read_text(encoding="utf-8"))
 
 
 def _task(tasks: list[TaskDict], task_id: str) -> TaskDict:

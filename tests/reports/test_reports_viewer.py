@@ -388,6 +388,30 @@ def test_the_timeline_shows_the_tasks_tool_events_and_the_models_tool_calls(
     assert _errors(browser) == []
 
 
+def test_the_timeline_shows_a_context_compaction_with_what_it_dropped(
+    run_args, write_tasks, compaction_tasks, read_log, browser, tmp_path
+) -> None:
+    tasks = write_tasks(tmp_path / "tasks", compaction_tasks[:1])
+    assert CliRunner().invoke(app, run_args(tasks, tmp_path / "run", arms="no-memory")).exit_code == 0
+    view = CliRunner().invoke(app, ["view", str(tmp_path / "run"), "--out", str(tmp_path / "site")])
+    assert view.exit_code == 0, view.output
+    records = read_log(next((tmp_path / "run" / "logs" / "no-memory").glob("*.jsonl")))
+    compactions = [r for r in records if r["type"] == "compaction"]
+    _open(browser, tmp_path, "task=helpful%2Fgate-code-cut&a=no-memory")
+    timeline = WebDriverWait(browser, WAIT_SECONDS).until(lambda d: d.find_element(By.ID, "timeline"))
+    shown = timeline.find_elements(By.CSS_SELECTOR, ".kind-compaction")
+    assert len(shown) == len(compactions) == 2
+    for node, record in zip(shown, compactions, strict=True):
+        title = f"s{record['session_index']} · context compacted before turn {record['turn_index']}"
+        assert node.find_element(By.CSS_SELECTOR, ".block-title").text == title
+        assert node.find_element(By.CSS_SELECTOR, "pre.compaction-summary").text == record["summary"]
+        head = node.find_element(By.CSS_SELECTOR, ".event.compaction summary").text
+        turns = ", ".join(map(str, record["dropped_turns"]))
+        assert f"dropped turns {turns} ({record['dropped_messages']} messages" in head
+        assert f"history {record['tokens_before']} → {record['tokens_after']} tokens" in head
+    assert _errors(browser) == []
+
+
 def test_a_missing_browser_is_named_with_the_packages_that_bring_it(monkeypatch, tmp_path) -> None:
     from reports.viewer import browser as module
 

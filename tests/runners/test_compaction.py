@@ -27,75 +27,13 @@ from tasks.logschema import log_filename
 from tasks.spec import Task
 
 THE_CODE = "4471"
-# A value said in the first turn's second sentence (the summary keeps first sentences only) and never
-# written to memory; a sub-agent session compacted to nothing; a task compacted by its token threshold.
-TASKS: list[dict[str, Any]] = [
-    {
-        "id": "helpful/gate-code-cut",
-        "group": "helpful",
-        "category": "compaction-loss",
-        "description": "The gate code is said once and cut by a compaction.",
-        "sessions": [
-            {
-                "at": "0s",
-                "turns": [
-                    {"user": "Hello again. The gate code is 4471."},
-                    {
-                        "user": "Check the boxes. They are in the hall.",
-                        "tool_events": [
-                            {"name": "shell", "arguments": "ls hall", "status": "ok", "output": "boxes: 12"}
-                        ],
-                    },
-                    {"user": "Book the van for Tuesday."},
-                    {
-                        "user": "What is the gate code?",
-                        "compaction": True,
-                        "probe": {"mechanism": "compaction-loss", "expect": [THE_CODE]},
-                    },
-                ],
-            },
-            {
-                "at": "1h",
-                "agent": "sub",
-                "turns": [
-                    {"user": "子任务：核对清单。"},
-                    {"user": "第二项是搬家公司。电话在便签上。"},
-                    {"user": "清单核对完了吗？", "compaction": {"keep_turns": 0}},
-                ],
-            },
-        ],
-    },
-    {
-        "id": "helpful/threshold-cut",
-        "group": "helpful",
-        "category": "compaction-loss",
-        "description": "The history passes the task's threshold and is compacted automatically.",
-        "auto_compaction": {"at_tokens": 12, "keep_turns": 1},
-        "sessions": [
-            {
-                "at": "0s",
-                "turns": [
-                    {
-                        "user": "Note this down. The locker is number 4471.",
-                        "remember": {"content": "The locker is number 4471.", "ttl": "7d"},
-                    },
-                    {"user": "Now plan the week ahead with me, day by day."},
-                    {
-                        "user": "Which locker is mine?",
-                        "probe": {"mechanism": "compaction-loss", "expect": [THE_CODE]},
-                    },
-                ],
-            }
-        ],
-    },
-]
 
 
 # ---- the task format ---------------------------------------------------------------------------------------
 
 
-def _with(change) -> list[dict[str, Any]]:
-    tasks = copy.deepcopy(TASKS[:1])
+def _with(tasks: list[dict[str, Any]], change) -> list[dict[str, Any]]:
+    tasks = copy.deepcopy(tasks[:1])
     change(tasks[0])
     return tasks
 
@@ -128,9 +66,9 @@ def _turn(task: dict[str, Any], session: int, turn: int) -> dict[str, Any]:
     ],
 )
 def test_a_bad_compaction_field_is_one_line_naming_file_line_field_and_value_exit_2(
-    write_tasks, tmp_path: Path, change, field: str, problem: str
+    compaction_tasks, write_tasks, tmp_path: Path, change, field: str, problem: str
 ) -> None:
-    folder = write_tasks(tmp_path / "tasks", _with(change))
+    folder = write_tasks(tmp_path / "tasks", _with(compaction_tasks, change))
     result = CliRunner().invoke(app, ["validate", str(folder)])
     assert result.exit_code == 2
     line, count = result.output.splitlines()
@@ -140,8 +78,10 @@ def test_a_bad_compaction_field_is_one_line_naming_file_line_field_and_value_exi
     assert count == f"1 error(s) in {folder}"
 
 
-def test_the_task_format_reads_events_and_the_threshold(write_tasks, tmp_path: Path) -> None:
-    gate, threshold = load_tasks(write_tasks(tmp_path / "tasks", TASKS))
+def test_the_task_format_reads_events_and_the_threshold(
+    compaction_tasks, write_tasks, tmp_path: Path
+) -> None:
+    gate, threshold = load_tasks(write_tasks(tmp_path / "tasks", compaction_tasks))
     events = [(s, t, turn.compaction) for s, session in enumerate(gate.sessions)
               for t, turn in enumerate(session.turns) if turn.compaction]  # fmt: skip
     assert [(s, t, c.keep_turns) for s, t, c in events] == [(0, 3, 1), (1, 2, 0)]
@@ -256,9 +196,9 @@ def _without_wall(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_the_runner_replaces_turns_deterministically_and_logs_the_record(
-    write_tasks, read_log, tmp_path: Path
+    compaction_tasks, write_tasks, read_log, tmp_path: Path
 ) -> None:
-    tasks = load_tasks(write_tasks(tmp_path / "tasks", TASKS))
+    tasks = load_tasks(write_tasks(tmp_path / "tasks", compaction_tasks))
     one, two = (_replay(tasks, ("no-memory", "full-memory"), tmp_path / out) for out in ("one", "two"))
     assert [_without_wall(read_log(log)) for log in one.values()] == [
         _without_wall(read_log(log)) for log in two.values()
@@ -335,9 +275,9 @@ class _Spec:
 
 
 def test_the_hooks_come_in_order_around_the_replacement_with_the_dropped_turns(
-    write_tasks, read_log, tmp_path: Path
+    compaction_tasks, write_tasks, read_log, tmp_path: Path
 ) -> None:
-    (task, _) = load_tasks(write_tasks(tmp_path / "tasks", TASKS))
+    (task, _) = load_tasks(write_tasks(tmp_path / "tasks", compaction_tasks))
     spec = _Spec()
     job = PairJob(spec, task, 5, tmp_path / "log.jsonl", tmp_path / "work", 2000)  # type: ignore[arg-type]
     replay_pair(job, ScriptedModel())
@@ -370,9 +310,9 @@ def test_the_hooks_come_in_order_around_the_replacement_with_the_dropped_turns(
 
 
 def test_every_model_adapter_takes_the_summary_message(
-    write_tasks, read_log, openai_stub, template_llama, tmp_path: Path
+    compaction_tasks, write_tasks, read_log, openai_stub, template_llama, tmp_path: Path
 ) -> None:
-    (task, _) = load_tasks(write_tasks(tmp_path / "tasks", TASKS))
+    (task, _) = load_tasks(write_tasks(tmp_path / "tasks", compaction_tasks))
     gguf_file = tmp_path / "model.gguf"
     gguf_file.write_bytes(b"GGUF" + bytes(8))
     models = {

@@ -29,6 +29,8 @@ CATEGORIES = {
         "implicit-change-recall",
         "false-premise-recall",
         "cascade-recall",
+        # a context compaction cut the turn that said the value (issue 32)
+        "compaction-loss",
     },
     "harmful": {
         "fact-change",
@@ -48,6 +50,8 @@ CATEGORIES = {
         "false-premise",
         "cascade",
         "deletion-derived",
+        # a context compaction's summary or memory keeps a value a later turn replaced (issue 32)
+        "compaction-stale",
     },
 }
 
