@@ -39,6 +39,9 @@ class TemplateLlama:
         TemplateLlama.prompts.append(_render(messages))
         return {"choices": [{"message": {"content": "registry.npmjs.org"}, "finish_reason": "stop"}]}
 
+    def close(self) -> None:
+        """The adapter closes a loaded model at exit (runners.models.gguf); nothing to release here."""
+
 
 @pytest.fixture
 def template_llama(monkeypatch) -> type[TemplateLlama]:

@@ -101,7 +101,10 @@ def test_the_summary_keeps_each_dropped_turns_first_sentence_and_tool_names_only
         {"role": "tool", "tool_call_id": "c1", "content": "error: locker 9 is jammed"},
         {"role": "assistant", "content": "Noted: the gate code is 4471."},
     ])  # fmt: skip
-    conversation.add_turn(1, [{"role": "user", "content": "Thanks."}, {"role": "assistant", "content": "OK"}])
+    recall = {"role": "user", "content": "<recalled-memory>The gate code is 4471.</recalled-memory>"}
+    conversation.add_turn(
+        1, [recall, {"role": "user", "content": "Thanks."}, {"role": "assistant", "content": "OK"}]
+    )
     cut = conversation.cut(keep_turns=1)
     assert cut.summary == (
         "[conversation compacted] Summary of the earlier conversation:\n"
@@ -122,7 +125,7 @@ def test_the_summary_keeps_each_dropped_turns_first_sentence_and_tool_names_only
         "- 用户：Thanks.",
         "- 用户：会议室换成竹园厅。",
     ]
-    assert again.dropped[0] == cut.message and again.dropped_turns == (1, 2)
+    assert again.dropped[0] == cut.message and again.dropped_turns == (1, 2) and recall in again.dropped
     assert conversation.cut(keep_turns=5) is None  # nothing but turns to keep: no compaction
 
 
