@@ -79,6 +79,29 @@ def test_a_host_compaction_folds_the_dropped_turns_with_the_seeds_framing(arm_dr
 
 
 @pytest.mark.parametrize(
+    ("turns", "line"),
+    [
+        (
+            ("The staging host is vega7.", "Thanks."),
+            "[memory folded] To free space I let go of the 2 earlier",
+        ),
+        (
+            ("暂存主机是 vega7。", "谢谢。"),
+            "【🧠 记忆已折叠】为了腾出空间，我已淡忘更早的 2 轮对话，留下的线索：",
+        ),
+    ],
+)
+def test_the_checkpoint_line_speaks_the_turns_language(arm_driver, tmp_path, turns, line):
+    d = arm_driver(create_arm("clue-folding"), tmp_path)
+    d.start(0)
+    for text in (*turns, "OK?"):
+        d.turn(text)
+    compact(d, keep_turns=1)
+    checkpoint = d.turn("?").history[1]["content"]
+    assert checkpoint.startswith(line) and "vega7" in checkpoint
+
+
+@pytest.mark.parametrize(
     "options", [{"host_compaction": "yield"}, {"auto_forget": False, "threshold_tokens": 1}]
 )
 def test_yield_and_auto_forget_off_leave_the_dropped_turns_unclued(arm_driver, tmp_path, options):
