@@ -503,6 +503,13 @@ def mcp(
             "a write auto, untrusted), user (a host writing the user's own words), or auto.",
         ),
     ] = "tool",
+    team: Annotated[
+        str | None,
+        typer.Option(
+            help="With --owner: the client is a team agent of this team; it sees its session and the "
+            "memories the team shares, not the workspace."
+        ),
+    ] = None,
     workspace: Workspace = DEFAULT_WORKSPACE,
 ) -> None:
     """Serve this store over MCP (tools, memory-block resource and prompt); needs the optional mcp extra."""
@@ -528,6 +535,7 @@ def mcp(
         sub_agent=sub_agent,
         workspace=workspace,
         max_source=max_source,
+        team=team,
     )
 
 

@@ -373,15 +373,22 @@ class ItemColumns:
         due |= expired
         return due, expired
 
-    def visible(self, owner_id: str | None, include_workspace: bool) -> np.ndarray:
+    def visible(
+        self, owner_id: str | None, include_workspace: bool, team_id: str | None = None
+    ) -> np.ndarray:
+        """The live slots a caller sees (`amnesia.caller.Caller.sees`): workspace ones when
+        `include_workspace`, the session ones `owner_id` owns, the team ones `team_id` owns."""
         n = self.used
         if self._new_slots:  # their owners get their codes when they are filled in
             self._fill_new()
         mask = self.alive[:n] & (self.scope[:n] == 0) if include_workspace else np.zeros(n, dtype=bool)
-        if owner_id is not None and owner_id in self._owner_codes:
-            mask = mask | (
-                self.alive[:n] & (self.scope[:n] != 0) & (self.owner[:n] == self._owner_codes[owner_id])
-            )
+        for scope, owner in (("session", owner_id), ("team", team_id)):
+            if owner is not None and owner in self._owner_codes:
+                mask |= (
+                    self.alive[:n]
+                    & (self.scope[:n] == SCOPE_CODES[scope])
+                    & (self.owner[:n] == self._owner_codes[owner])
+                )
         return mask
 
     def injection_order(self, slots: np.ndarray, strengths: np.ndarray) -> np.ndarray:

@@ -245,11 +245,20 @@ class Amnesia:
     unplug = forget
 
     def end_agent(self, owner_id: str) -> views.ForgetSummary:
-        """An agent ended: unplug its session/team memories (reason agent-disposed) unless promoted."""
+        """An agent ended: unplug its session memories (reason agent-disposed) unless promoted. A team's
+        memories outlive any one member: `end_team` unplugs them."""
+        return self._dispose("session", owner_id, "owner_id")
+
+    def end_team(self, team_id: str) -> views.ForgetSummary:
+        """A team was disposed (seed §6.10, `agent/disposed` of a team): unplug the memories its members
+        shared (scope team, owner `team_id`; reason agent-disposed) unless promoted."""
+        return self._dispose("team", team_id, "team_id")
+
+    def _dispose(self, scope: str, owner_id: str, field: str) -> views.ForgetSummary:
         self._sync()
-        if not owner_id:
-            raise InvalidInput("owner_id: required")
-        targets = [i for i in self._index.items.values() if i.scope != "workspace" and i.owner_id == owner_id]
+        if not isinstance(owner_id, str) or not owner_id:
+            raise InvalidInput(f"{field}: required (a non-empty string), got {owner_id!r}")
+        targets = [i for i in self._index.items.values() if i.scope == scope and i.owner_id == owner_id]
         ids = self._forget_items(targets, "agent-disposed", self.clock.now())
         return views.ForgetSummary(len(ids), tuple(ids), "agent-disposed")
 
@@ -355,11 +364,13 @@ class Amnesia:
         owner_id: str | None = None,
         limit: int | None = None,
         include_workspace: bool = True,
+        team_id: str | None = None,
     ) -> list[views.PlugView]:
-        """Stored memories visible to the caller that match `query`, strongest first; each is touched (full
-        renewal, whatever renew_on_inject says). Seed §5.3: a hit revives a stale memory, and one that is due
-        but not yet swept; it comes back active. What is due and not hit — or past its hard deadline — is
-        forgotten after the hits are renewed."""
+        """Stored memories visible to the caller (`amnesia.caller.Caller`: `owner_id`'s session, the
+        workspace unless `include_workspace` is False, team `team_id`'s) that match `query`, strongest first;
+        each is touched (full renewal, whatever renew_on_inject says). Seed §5.3: a hit revives a stale
+        memory, and one that is due but not yet swept; it comes back active. What is due and not hit — or
+        past its hard deadline — is forgotten after the hits are renewed."""
         self._sync()
         check_query(query)
         if limit is not None:
@@ -367,7 +378,9 @@ class Amnesia:
         now = self.clock.now()
         strengths = self._index.strengths(now)
         revivable = functools.partial(self._revivable, now=now)
-        hits = self._index.recall_hits(query, strengths, owner_id, include_workspace, limit, revivable)
+        hits = self._index.recall_hits(
+            query, strengths, owner_id, include_workspace, limit, revivable, team_id=team_id
+        )
         self._touch_all(hits, now, "recall")
         self._forget_due(now)
         return [views.plug_view(item, now, self.config) for item in hits]
@@ -378,6 +391,7 @@ class Amnesia:
         budget_tokens: int | None,
         owner_id: str | None,
         include_workspace: bool,
+        team_id: str | None,
         now: float,
         query: str | None,
     ) -> tuple[Selection, dict[str, int], int, str | None, tuple[MemoryItem, ...]]:
@@ -390,7 +404,7 @@ class Amnesia:
         ranked_by = query if query and query.strip() and self._index.relevance is not None else None
         strengths, _, _ = self._forget_due(now)  # the budget is checked first: a refused call forgets nothing
         selection, excluded = plan_injection(
-            self._index, strengths, budget, owner_id, include_workspace, now, ranked_by
+            self._index, strengths, budget, owner_id, include_workspace, now, ranked_by, team_id
         )
         renewed: tuple[MemoryItem, ...] = ()
         if self.config.renew_on_inject == "full":  # "used": report_answer renews; "none": nothing does
@@ -399,7 +413,7 @@ class Amnesia:
                 # The query changes what the model sees, not which memories live longer: what is renewed
                 # is what the strength order (seed §6.4) would inject at this budget.
                 renewing, _ = plan_injection(
-                    self._index, strengths, budget, owner_id, include_workspace, now, None
+                    self._index, strengths, budget, owner_id, include_workspace, now, None, team_id
                 )
             renewed = tuple([candidate.item for candidate in renewing.chosen])
         return selection, excluded, budget, ranked_by, renewed
@@ -421,6 +435,7 @@ class Amnesia:
         owner_id: str | None = None,
         include_workspace: bool = True,
         query: str | None = None,
+        team_id: str | None = None,
     ) -> views.InjectionPlan:
         """Dry run of select_for_injection: the block and why each candidate was or was not taken, and why it
         ranks where it does. Touches nothing (due memories are still forgotten: expiry holds on every
@@ -428,7 +443,7 @@ class Amnesia:
         self._sync()
         now = self.clock.now()
         selection, excluded, budget, ranked_by, renewed = self._plan(
-            budget_tokens, owner_id, include_workspace, now, query
+            budget_tokens, owner_id, include_workspace, team_id, now, query
         )
         if self._renews_by_strength(ranked_by):
             selection = with_renewal(selection, {item.id for item in renewed})
@@ -456,6 +471,7 @@ class Amnesia:
         owner_id: str | None = None,
         include_workspace: bool = True,
         query: str | None = None,
+        team_id: str | None = None,
     ) -> views.Injection:
         """The memory block for one model call: pinned first, then strength desc, then last access desc; whole
         items only, within the budget; stale memories never. With injection_order "relevance", `query` (the
@@ -466,7 +482,7 @@ class Amnesia:
         self._sync()
         now = self.clock.now()
         selection, excluded, budget, ranked_by, renewed = self._plan(
-            budget_tokens, owner_id, include_workspace, now, query
+            budget_tokens, owner_id, include_workspace, team_id, now, query
         )
         mode = self.config.renew_on_inject
         if mode == "full":

@@ -351,10 +351,11 @@ class ItemIndex:
         include_workspace: bool,
         limit: int | None,
         eligible: Callable[[MemoryItem], bool] | None = None,
+        team_id: str | None = None,
     ) -> list[MemoryItem]:
-        """Visible stored items matching `query` (and `eligible`, if given), in injection order, at most
-        `limit`."""
-        visible = self.columns.visible(owner_id, include_workspace)
+        """Stored items visible to the caller (`ItemColumns.visible`) matching `query` (and `eligible`, if
+        given), in injection order, at most `limit`."""
+        visible = self.columns.visible(owner_id, include_workspace, team_id)
         hits: list[MemoryItem] = []
         for slot in self.columns.injection_order(np.flatnonzero(visible), strengths):
             item = self.at(slot)

@@ -3,9 +3,10 @@
 Imported only by the `mcp` subcommand: the core install does not need the SDK (`pip install
 'dsh-memory-forget[mcp]'`). One process serves one store to whoever connects, as one caller fixed when it
 starts (`amnesia.caller.Caller`): the main agent (workspace memories; `--owner ID` adds session ID's) or, with
-`--sub-agent`, a sub-agent that sees only session ID's memories. Every tool, resource and the prompt keep to
-what that caller could recall. How far the caller is trusted is fixed at the start too: `--max-source`
-(default `tool`) is the most trusted `source` its `amnesia_remember` may declare. It offers:
+`--sub-agent`, a sub-agent that sees only session ID's memories, or, with `--team T`, a team agent (teammate)
+that sees session ID's memories and those team T's members share (seed §6.10). Every tool, resource and the
+prompt keep to what that caller could recall. How far the caller is trusted is fixed at the start too:
+`--max-source` (default `tool`) is the most trusted `source` its `amnesia_remember` may declare. It offers:
 
 - tools: the seven `amnesia_*` tools of `amnesia.tools`, same names, descriptions and JSON schemas; a refused
   call (an out-of-range value included) comes back as a tool error (`isError`) whose text is the dispatcher's
@@ -205,6 +206,7 @@ class MemoryServer:
             owner_id=self.caller.owner_id,
             include_workspace=self.caller.include_workspace,
             max_source=self.max_source,
+            team_id=self.caller.team_id,
         )
 
     def _tool_for_resource(self, name: str, arguments: Mapping[str, Any]) -> str:
@@ -345,6 +347,7 @@ class MemoryServer:
             query=query,
             owner_id=self.caller.owner_id,
             include_workspace=self.caller.include_workspace,
+            team_id=self.caller.team_id,
         )
 
     # ------------------------------------------------------------------ sweep timer
@@ -498,11 +501,13 @@ def serve(
     sub_agent: bool = False,
     workspace: str = "default",
     max_source: str = DEFAULT_SOURCE,
+    team: str | None = None,
 ) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP); `clock`: the
     wall clock unless given (the CLI's `--clock-file`). The client is the main agent, in session `owner` if
-    given; with `sub_agent`, the sub-agent whose session is `owner`. `max_source`: the most trusted source the
-    client's writes may declare (`user` for a host that writes the user's own words)."""
+    given; with `sub_agent`, the sub-agent whose session is `owner`; with `team`, the team agent whose session
+    is `owner` in that team. `max_source`: the most trusted source the client's writes may declare (`user`
+    for a host that writes the user's own words)."""
     if port is not None and not http:
         raise InvalidInput("--port: only with --http (stdio has no port)")
     if stateless and not http:
@@ -513,7 +518,9 @@ def serve(
         raise InvalidInput("--sub-agent: needs --owner ID (the sub-agent's own session)")
     if max_source not in SOURCES_BY_TRUST:
         raise InvalidInput(f"--max-source: expected one of {', '.join(SOURCES_BY_TRUST)}, got {max_source!r}")
-    caller = Caller(owner, include_workspace=not sub_agent)
+    if team is not None and (sub_agent or owner is None):
+        raise InvalidInput("--team: needs --owner ID (the team agent's own session) and no --sub-agent")
+    caller = Caller(owner, include_workspace=not sub_agent and team is None, team_id=team)
     clock = clock if clock is not None else SystemClock()
     engine = open_engine(db, config_file, in_memory=in_memory, clock=clock, workspace=workspace)
     memory = MemoryServer(engine, caller=caller, max_source=max_source)

@@ -49,12 +49,13 @@ def plan_injection(
     include_workspace: bool,
     now: float,
     query: str | None = None,
+    team_id: str | None = None,
 ) -> tuple[Selection, dict[str, int]]:
     """The selection for one block and what was left out: `{"stale", "invisible", "not_reached"}` counts.
     `strengths` are the index's current strengths (nothing due may be left in it); `query` ranks the
     candidates when the index keeps relevance postings (injection_order "relevance")."""
     config, columns = index.config, index.columns
-    visible = columns.visible(owner_id, include_workspace)
+    visible = columns.visible(owner_id, include_workspace, team_id)
     n = columns.used
     if n <= SMALL_STORE and not (index.relevance is not None and query):
         return _plan_small(index, strengths, visible, budget, now)

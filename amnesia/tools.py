@@ -9,14 +9,16 @@ limits below (the size of the JSON text, its nesting depth, the number of values
 through this same layer. Results are small views (ids, counts, a few items), never the whole store.
 
 The dispatcher is bound to one agent: `owner_id` is the agent's session (None for the main agent outside any
-session) and `include_workspace=False` marks a sub-agent, which writes, recalls and forgets only in its own
-session (seed §6.10). Every tool keeps to what the agent could recall (`amnesia.caller.Caller`): audit,
-restore, forget and status' recent forgets included. The model never chooses whose session it writes to. A
-host may also give the dispatcher a `ttl_rule`: how the ttl the model asked for becomes the stored one on a
-non-pinned `amnesia_remember` (the benchmark's `ttl_policy` arm option applies to the model's writes through
-it, as to the task's); the result the model reads shows the stored ttl. A write's `source` (trust) is the
-caller's to lower, never to raise: by default a caller writes as `tool` and may mark a write `auto`
-(untrusted); only a host that grants `max_source="user"` lets its caller write the user's own words.
+session), `include_workspace=False` marks a sub-agent, which writes, recalls and forgets only in its own
+session, and `team_id` a team agent (a teammate: with `include_workspace=False`), which also reaches the
+memories its team shares and by default writes there (seed §6.10). Every tool keeps to what the agent could
+recall (`amnesia.caller.Caller`): audit, restore, forget and status' recent forgets included. The model
+chooses a scope, never whose session or team it writes to. A host may also give the dispatcher a
+`ttl_rule`: how the ttl the model asked for becomes the stored one on a non-pinned `amnesia_remember` (the
+benchmark's `ttl_policy` arm option applies to the model's writes through it, as to the task's); the result
+the model reads shows the stored ttl. A write's `source` (trust) is the caller's to lower, never to raise: by
+default a caller writes as `tool` and may mark a write `auto` (untrusted); only a host that grants
+`max_source="user"` lets its caller write the user's own words.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from amnesia.engine import Amnesia
 
 KINDS = ("fact", "preference", "episode", "task-context")
-SCOPES = ("workspace", "session")
+SCOPES = ("workspace", "session", "team")
 # The sources of a write, least trusted first. A caller may mark its write less trusted than its host allows
 # (`max_source`), never more: a model reading a web page may say so, never pass its text off as the user's.
 SOURCES_BY_TRUST = ("auto", "tool", "user")
@@ -144,8 +146,9 @@ TOOLS: list[dict[str, Any]] = [
             "scope": {
                 "type": "string",
                 "enum": list(SCOPES),
-                "description": "'session' ends with the current task; default: workspace for the main agent, "
-                "session for a sub-agent.",
+                "description": "'session' ends with the current task; 'team' is shared with your team and "
+                "ends when the team is disposed; default: workspace for the main agent, session for a "
+                "sub-agent, team for a team agent.",
             },
             "source": {
                 "type": "string",
@@ -170,6 +173,11 @@ TOOLS: list[dict[str, Any]] = [
                 "description": "Forget every memory you can see (needs confirm=true).",
             },
             "confirm": {"type": "boolean", "description": "Must be true together with all=true."},
+            "scope": {
+                "type": "string",
+                "enum": list(SCOPES),
+                "description": "Only memories of this scope (with id, query, tags or all).",
+            },
         },
     ),
     function_tool(
@@ -380,18 +388,37 @@ class _Agent:
         return self.caller.include_workspace
 
     @property
-    def is_sub_agent(self) -> bool:
-        return not self.include_workspace
+    def team_id(self) -> str | None:
+        return self.caller.team_id
+
+    @property
+    def default_scope(self) -> str:
+        """Where a write without a scope goes (seed §6.10): workspace for the main agent, team for a team
+        agent, session for a sub-agent."""
+        if self.include_workspace:
+            return "workspace"
+        return "session" if self.team_id is None else "team"
+
+    def owner_of(self, scope: str) -> str | None:
+        """The owner a write of `scope` gets: this agent's session or team, never one the model names;
+        refused when the agent has none."""
+        if scope == "workspace":
+            if not self.include_workspace:
+                raise ToolError(
+                    "scope: this agent does not write workspace memories (ask the main agent to promote)",
+                    "scope",
+                )
+            return None
+        owner = self.owner_id if scope == "session" else self.team_id
+        if owner is None:
+            missing = "no current session" if scope == "session" else "no team"
+            raise ToolError(f"scope: this agent has {missing} to write a {scope} memory to", "scope")
+        return owner
 
 
 def _remember(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, Any]:
-    scope = args.get("scope", "workspace" if agent.include_workspace else "session")
-    if scope == "workspace" and agent.is_sub_agent:
-        raise ToolError(
-            "scope: a sub-agent writes only session memories (ask the main agent to promote)", "scope"
-        )
-    if scope == "session" and agent.owner_id is None:
-        raise ToolError("scope: there is no current session to write a session memory to", "scope")
+    scope = args.get("scope", agent.default_scope)
+    owner_id = agent.owner_of(scope)
     source = args.get("source", min(DEFAULT_SOURCE, agent.max_source, key=SOURCES_BY_TRUST.index))
     if SOURCES_BY_TRUST.index(source) > SOURCES_BY_TRUST.index(agent.max_source):
         raise ToolError(
@@ -415,7 +442,7 @@ def _remember(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str,
         tags=tuple(args.get("tags", ())),
         source=source,
         scope=scope,
-        owner_id=agent.owner_id if scope == "session" else None,
+        owner_id=owner_id,
         key=args.get("key"),
         supersedes=args.get("supersedes"),
         **options,
@@ -465,6 +492,7 @@ def _forget(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, A
         args.get("id"),
         query=args.get("query"),
         tags=args.get("tags"),
+        scope=args.get("scope"),
         all=forget_all,
         confirm=args.get("confirm", False),
         reason="manual",
@@ -488,6 +516,7 @@ def _recall(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, A
         owner_id=agent.owner_id,
         limit=args.get("limit", 5),
         include_workspace=agent.include_workspace,
+        team_id=agent.team_id,
     )
     return {"count": len(matches), "items": [m.to_dict() for m in matches]}
 
@@ -507,6 +536,7 @@ def _preview(engine: Amnesia, args: dict[str, Any], agent: _Agent) -> dict[str, 
         owner_id=agent.owner_id,
         include_workspace=agent.include_workspace,
         query=args.get("query"),
+        team_id=agent.team_id,
     )
     return plan.to_dict()
 
@@ -530,16 +560,18 @@ def call_tool(
     owner_id: str | None = None,
     include_workspace: bool = True,
     ttl_rule: TtlRule | None = None,
+    team_id: str | None = None,
     max_source: str = DEFAULT_SOURCE,
 ) -> dict[str, Any]:
     """Run one tool call and return its JSON-able result or error object (never raises for bad input).
-    `ttl_rule` turns the ttl the model asked for on a non-pinned `amnesia_remember` (seconds, None when it
-    gave none) into the ttl stored (None: the engine's default). `max_source` is the most trusted `source` the
-    caller may declare on `amnesia_remember` (`tool`, the default, or `user` for a host writing the user's
-    words; `auto` makes every write of the caller untrusted); a less trusted one is always allowed."""
+    The caller is `amnesia.caller.Caller(owner_id, include_workspace, team_id)`. `ttl_rule` turns the ttl
+    the model asked for on a non-pinned `amnesia_remember` (seconds, None when it gave none) into the ttl
+    stored (None: the engine's default). `max_source` is the most trusted `source` the caller may declare on
+    `amnesia_remember` (`tool`, the default, or `user` for a host writing the user's words; `auto` makes every
+    write of the caller untrusted); a less trusted one is always allowed."""
     try:
         args = validate_arguments(name, arguments)
-        agent = _Agent(Caller(owner_id, include_workspace), ttl_rule, max_source)
+        agent = _Agent(Caller(owner_id, include_workspace, team_id), ttl_rule, max_source)
         return _HANDLERS[name](engine, args, agent)
     except ToolError as exc:
         return exc.to_dict()
@@ -556,11 +588,19 @@ def dispatch(
     owner_id: str | None = None,
     include_workspace: bool = True,
     ttl_rule: TtlRule | None = None,
+    team_id: str | None = None,
 ) -> str:
-    """Run one tool call; returns the compact JSON text to put in the tool message for the model."""
+    """Run one tool call (`call_tool`); returns the compact JSON text to put in the tool message for the
+    model."""
     return to_json(
         call_tool(
-            engine, name, arguments, owner_id=owner_id, include_workspace=include_workspace, ttl_rule=ttl_rule
+            engine,
+            name,
+            arguments,
+            owner_id=owner_id,
+            include_workspace=include_workspace,
+            ttl_rule=ttl_rule,
+            team_id=team_id,
         )
     )
 

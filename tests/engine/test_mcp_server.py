@@ -23,8 +23,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from amnesia import Amnesia, Config, InMemoryStore, SQLiteStore
+from amnesia.caller import Caller
 from amnesia.cli import run
-from amnesia.tools import TOOL_NAMES, TOOLS, call_tool
+from amnesia.mcp_server import MemoryServer
+from amnesia.tools import TOOL_NAMES, TOOLS, call_tool, to_json
 
 ROOT = Path(__file__).resolve().parents[2]
 START = 1_000_000.0
@@ -368,6 +370,8 @@ PLACES = {
     "s1": ("session", "s1"),
     "s2": ("session", "s2"),
     "s3": ("session", "s3"),
+    "t1": ("team", "t1"),
+    "tx": ("team", "s2"),  # a team named as a session: the session's agent does not see it
 }
 SCOPE_CONFIGS = {  # kind -> (mcp flags, the places its client could recall)
     "main": ([], {"workspace"}),
@@ -466,6 +470,29 @@ def test_each_scope_config_audits_restores_and_forgets_only_what_it_could_recall
 def test_a_sub_agent_config_needs_an_owner(capsys: Any) -> None:
     assert run(["mcp", "--in-memory", "--sub-agent"]) == 2
     assert capsys.readouterr().err == "error: --sub-agent: needs --owner ID (the sub-agent's own session)\n"
+
+
+def test_a_team_agent_server_reaches_its_session_and_its_team_only() -> None:
+    """`--owner s2 --team t1` as the server's caller, in process (the stdio configs above cost a process
+    each): tools and the block reach s2 and t1 and nothing else; a write goes to the team by default."""
+    engine = Amnesia(store=InMemoryStore(), config=Config(restorable=True))
+    for place, (scope, owner) in PLACES.items():
+        engine.remember(f"live {place}-marker", ttl="7d", scope=scope, owner_id=owner)
+    server = MemoryServer(engine, caller=Caller("s2", include_workspace=False, team_id="t1"))
+    assert_only(to_json(server._tool("amnesia_recall", {"query": "live", "limit": 20})), {"s2", "t1"})
+    block = server._inject(None, None).block
+    assert_only(block, {"s2", "t1"})
+    assert "s2-marker" in block and "t1-marker" in block
+    written = server._tool("amnesia_remember", {"content": "a team note", "ttl": "1d"})
+    assert (written["scope"], written["owner_id"]) == ("team", "t1")
+
+
+@pytest.mark.parametrize("flags", [["--team", "t1"], ["--owner", "s1", "--team", "t1", "--sub-agent"]])
+def test_a_team_agent_config_needs_an_owner_and_no_sub_agent(flags: list[str], capsys: Any) -> None:
+    assert run(["mcp", "--in-memory", *flags]) == 2
+    assert capsys.readouterr().err == (
+        "error: --team: needs --owner ID (the team agent's own session) and no --sub-agent\n"
+    )
 
 
 # ---- the transport: malformed lines are answered, the server goes on ---------------------------------------

@@ -173,6 +173,7 @@ PLACE = st.one_of(
 CALLER = st.one_of(
     st.builds(Caller, st.none() | st.sampled_from(OWNERS)),
     st.builds(Caller, st.sampled_from(OWNERS), st.just(False)),
+    st.builds(Caller, st.sampled_from(OWNERS), st.just(False), st.sampled_from(OWNERS)),  # a team agent
 )
 
 
@@ -192,7 +193,11 @@ def test_audit_restore_and_forget_reach_exactly_what_recall_reaches(
     recalled = {
         view.id
         for view in engine.recall(
-            "harbor", owner_id=caller.owner_id, include_workspace=caller.include_workspace, limit=None
+            "harbor",
+            owner_id=caller.owner_id,
+            include_workspace=caller.include_workspace,
+            team_id=caller.team_id,
+            limit=None,
         )
     }
     engine.forget(all=True, confirm=True)
