@@ -20,9 +20,11 @@ Options: any `amnesia.Config` field (e.g. `default_ttl: 7d`, `renew_on_inject: u
   calls alike; pinned writes are never touched. Refused (other than `task`) with `auto_expire: false`
   (`full-memory`): the stored ttl is never applied there.
 
-Scopes: a memory without an explicit scope is workspace-wide for the main agent and session-scoped for a
-sub-agent. The main agent sees workspace memories plus its current session's; a sub-agent sees only its own
-session's, and they are unplugged (`agent-disposed`) when its session ends. The store is in memory, ids come
+Scopes: a memory without an explicit scope is workspace-wide for the main agent, session-scoped for a
+sub-agent and team-scoped for a team agent (seed §6.10). The main agent sees workspace memories plus its
+current session's; a sub-agent sees only its own session's, and they are unplugged (`agent-disposed`) when
+its session ends; a team agent sees its own session's and its team's, and the team's are unplugged when the
+session marked `ends_team` ends (`Amnesia.end_team`). The store is in memory, ids come
 from a counter and the audit secret is derived from the pair seed, so the logs are reproducible.
 """
 
@@ -109,6 +111,7 @@ def _described_config(config: Config) -> dict[str, Any]:
 class AmnesiaArm(ArmBase):
     name = "amnesia"
     SEED = "000"
+    TEAMS = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -203,8 +206,10 @@ class AmnesiaArm(ArmBase):
         self.session = session
 
     def end_session(self, session: SessionInfo) -> None:
-        if session.agent == "sub":
+        if session.agent != "main":
             self._engine().end_agent(session.session_id)
+        if session.team is not None and session.ends_team:
+            self._engine().end_team(session.team)
         self.session = None
 
     def end_task(self) -> None:
@@ -216,7 +221,7 @@ class AmnesiaArm(ArmBase):
 
     def remember(self, spec: RememberSpec) -> None:
         session = self._session()
-        scope = spec.scope or ("session" if session.agent == "sub" else "workspace")
+        scope = spec.scope or {"main": "workspace", "sub": "session", "team": "team"}[session.agent]
         key = spec.key if self.use_keys else None
         write_index, self._writes = self._writes, self._writes + 1
         ttl = spec.ttl
@@ -233,7 +238,7 @@ class AmnesiaArm(ArmBase):
                 tags=spec.tags,
                 source=spec.source,
                 scope=scope,
-                owner_id=session.session_id if scope == "session" else None,
+                owner_id={"workspace": None, "session": session.session_id, "team": session.team}[scope],
                 key=key,
             )
         except SecretRefused as error:
@@ -267,6 +272,7 @@ class AmnesiaArm(ArmBase):
             owner_id=session.session_id,
             include_workspace=session.agent == "main",
             query=user_text if self.query_source == "user" else None,
+            team_id=session.team,
         )
         self._last_injection = injection
         return MemoryContext(
@@ -288,7 +294,7 @@ class AmnesiaArm(ArmBase):
 
     def dispatch_tool(self, name: str, arguments: str) -> str:
         """Run one tool call as the current agent: the main agent sees the workspace and its session, a
-        sub-agent only its own session."""
+        sub-agent only its own session, a team agent its own session and its team's."""
         session = self._session()
         return dispatch(
             self._engine(),
@@ -297,6 +303,7 @@ class AmnesiaArm(ArmBase):
             owner_id=session.session_id,
             include_workspace=session.agent == "main",
             ttl_rule=None if self.ttl_policy.kind == "task" else self._tool_ttl,  # task: the model's ttl
+            team_id=session.team,
         )
 
     def _tool_ttl(self, ttl: float | None) -> float | None:

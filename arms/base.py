@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from amnesia.clock import SimulatedClock
 from tasks.errors import ArmConfigError
-from tasks.spec import AgentRole, ForgetSpec, RememberSpec, ToolEventSpec
+from tasks.spec import AgentRole, ForgetSpec, RememberSpec, Session, ToolEventSpec
 
 if TYPE_CHECKING:
     from tasks.fairness import TimeRule
@@ -82,8 +82,20 @@ class ArmContext:
 class SessionInfo:
     index: int  # 0-based position in the task
     session_id: str  # unique within the task, e.g. "s2"
-    agent: AgentRole  # "main" or "sub"; a sub-agent's session-scoped memories end with it
+    agent: AgentRole  # "main", "sub" or "team"; a sub-agent's session-scoped memories end with it
     at: float  # simulated seconds from the task start
+    team: str | None = None  # a team agent's team (agent "team" only), whose members share its memories
+    ends_team: bool = False  # the team is disposed when this session ends
+
+
+def arm_session(arm: object, index: int, session: Session) -> SessionInfo:
+    """Session `index` as `arm` sees it. An arm that does not know teams (`TEAMS` False) sees a team agent's
+    session as a sub-agent's: its writes stay in its own session and end with it, so nothing a team agent
+    writes reaches another agent there (no teammate, but no other team or the main agent either), as the
+    seed's default of no sharing between agents wants (tasks/README.md, "Team agents")."""
+    if session.agent == "team" and not getattr(arm, "TEAMS", False):
+        return SessionInfo(index, f"s{index}", "sub", session.at)
+    return SessionInfo(index, f"s{index}", session.agent, session.at, session.team, session.ends_team)
 
 
 @dataclass(frozen=True)
@@ -182,6 +194,9 @@ class ArmBase:
     # True for arms that drive a program outside this package (an MCP server, another memory system): they
     # run when asked by name, never under `--arms all`, which must run on every machine that installs this.
     EXTERNAL: ClassVar[bool] = False
+    # True for arms that implement the seed's team scope (§6.10); the others see a team agent as a sub-agent
+    # (`arm_session`).
+    TEAMS: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         self.options = options

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from amnesia.clock import SimulatedClock
-from arms.base import ArmContext, ArmFailed, CompactionInfo, MemoryContext, SessionInfo
+from arms.base import ArmContext, ArmFailed, CompactionInfo, MemoryContext, arm_session
 from runners.armconfig import ArmSpec
 from runners.compaction import Conversation, history_tokens
 from runners.evidence import EvidenceTracker
@@ -236,7 +236,7 @@ def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
         for session_index, session in enumerate(task.sessions):
             clock.set(max(task.start + session.at, clock.now()))
             arm.advance_clock(clock.now())
-            info = SessionInfo(session_index, f"s{session_index}", session.agent, session.at)
+            info = arm_session(arm, session_index, session)
             log.write(
                 SessionStart(
                     session_index=session_index,

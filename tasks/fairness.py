@@ -17,8 +17,9 @@ value's side.
 What the model leaves out, on purpose: the token budget (it assumes every live memory fits), renewal by a
 model's answer (`renew_on_inject: used`: never assumed), recall tools (and with them the revival of a stale or
 due-but-unswept memory by a recall hit, seed §5.3: a replay sweeps at every clock step, before any recall),
-and supersession by key. Writes a user `forget` removes before the probe, pinned writes and session-scoped
-writes (disposed with their session) are not decided by time; a value with such a write is left out.
+and supersession by key. Writes a user `forget` removes before the probe, pinned writes and session- or
+team-scoped writes (disposed with their agent or team) are not decided by time; a value with such a write is
+left out.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class _Write:
     at: float
     spec: RememberSpec
     index: int  # the write's position among the task's writes (the noisy ttl policy draws by it)
-    workspace: bool  # visible to the main agent (a session-scoped write goes with its session)
+    workspace: bool  # visible to the main agent (a session- or team-scoped write goes with its agent)
     ascii_lower: str | None  # the content lower-cased when it is ASCII, for `_mentions`' quick test
     removed: bool = False  # a user `forget` removed it
 
@@ -130,7 +131,9 @@ def _probe_points(task: Task) -> Iterator[_ProbePoint]:
             for forget in turn.forget:
                 writes = [replace(w, removed=True) if _forgets(forget, w.spec) else w for w in writes]
             for spec in turn.remember:
-                scope = spec.scope or ("session" if session.agent == "sub" else "workspace")
+                # without a scope only the main agent writes to the workspace (a sub-agent to its session, a
+                # team agent to its team: disposed with them, not by time)
+                scope = spec.scope or ("workspace" if session.agent == "main" else session.agent)
                 lowered = spec.content.lower() if spec.content.isascii() else None
                 writes.append(_Write(session.at, spec, index, scope == "workspace", lowered))
                 index += 1

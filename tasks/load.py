@@ -44,7 +44,7 @@ MAX_EXPANDED_NODES = 500_000  # per file, counting every alias expansion
 TASK_SUFFIXES = (".yaml", ".yml")
 
 GROUPS = ("helpful", "harmful", "mixed")
-AGENTS = ("main", "sub")
+AGENTS = ("main", "sub", "team")
 SOURCES = ("user", "tool", "auto")
 KINDS = ("fact", "preference", "episode", "task-context")
 SCOPES = ("workspace", "session")
@@ -63,7 +63,7 @@ _TASK_FIELDS = {
     "start",
     "auto_compaction",
 }
-_SESSION_FIELDS = {"at", "agent", "turns"}
+_SESSION_FIELDS = {"at", "agent", "turns", "team", "ends_team"}
 _TURN_FIELDS = {"user", "remember", "forget", "probe", "tool_events", "compaction"}
 _COMPACTION_FIELDS = {"keep_turns"}
 _AUTO_COMPACTION_FIELDS = {"at_tokens", "keep_turns"}
@@ -564,9 +564,29 @@ class _FileReader:
             previous_at = max(previous_at, at or 0.0)
             agent = self._choice(fields["agent"], f"{where}.agent", AGENTS) if "agent" in fields else "main"
             turns = self._turns(fields["turns"], f"{where}.turns") if "turns" in fields else ()
+            team, ends_team = self._team(fields, where, agent)
             if at is not None and agent is not None:
-                sessions.append(Session(at=at, agent=agent, turns=turns))  # type: ignore[arg-type]
+                session = Session(at=at, agent=agent, turns=turns, team=team, ends_team=ends_team)  # type: ignore[arg-type]
+                sessions.append(session)
         return tuple(sessions)
+
+    def _team(self, fields: dict[str, yaml.Node], where: str, agent: str | None) -> tuple[str | None, bool]:
+        """A session's `team` (required exactly on a team agent's session) and `ends_team` (only there)."""
+        if agent != "team":
+            for name in ("team", "ends_team"):
+                if name in fields and agent is not None:  # a bad agent has its own error
+                    self._fail(
+                        fields[name],
+                        f"{where}.{name}",
+                        f"only on a session with agent: team (agent is {agent})",
+                    )
+            return None, False
+        if "team" not in fields:
+            self._fail(fields["agent"], f"{where}.team", "required with agent: team (the team's name)")
+            return None, False
+        team = self._string(fields["team"], f"{where}.team")
+        ends_team = self._bool(fields["ends_team"], f"{where}.ends_team") if "ends_team" in fields else False
+        return team, bool(ends_team)
 
     def _turns(self, node: yaml.Node, field: str) -> tuple[Turn, ...]:
         if not isinstance(node, yaml.SequenceNode) or not node.value:

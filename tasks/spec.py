@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Group = Literal["helpful", "harmful", "mixed"]
-AgentRole = Literal["main", "sub"]
+AgentRole = Literal["main", "sub", "team"]
 SourceKind = Literal["user", "tool", "auto"]
 ToolStatus = Literal["ok", "error", "open"]
 Classification = Literal["correct", "stale", "poisoned", "abstained", "wrong"]
@@ -25,6 +25,7 @@ MECHANISMS: dict[str, str] = {
     "lapsed-constraint": "a time-bound rule or plan ended (or was cancelled) and nothing replaced it",
     "untrusted-source": "a tool output or web page (source: auto) tries to override what the user said",
     "scratch-scope": "a sub-agent's session-scoped scratch value must not reach the main agent",
+    "team-scope": "a team's shared note reaches its members only, and not after the team is disposed",
     "user-deleted": "the user asked to forget a memory; neither it nor anything derived from it comes back",
     "implicit-change": "a later turn makes an earlier memory false without saying so (no key, no hint)",
     "false-premise": "the question presupposes a stale value; a correct answer corrects the premise",
@@ -48,7 +49,7 @@ class RememberSpec:
     kind: str = "fact"
     pin: bool = False
     tags: tuple[str, ...] = ()
-    scope: str | None = None  # None = the arm decides (workspace for main, session for sub)
+    scope: str | None = None  # None = the arm decides (workspace for main, session for sub, team for team)
     key: str | None = None  # the subject; arms that track supersession may use it
     source: SourceKind = "user"
     refs: tuple[str, ...] = ()  # ids of the source units it came from (an imported dataset's dialog ids)
@@ -133,8 +134,10 @@ class Turn:
 @dataclass(frozen=True)
 class Session:
     at: float  # seconds from task start
-    agent: AgentRole = "main"
+    agent: AgentRole = "main"  # "team": a team agent (seed §6.10), one member of team `team`
     turns: tuple[Turn, ...] = ()
+    team: str | None = None  # the team of a team agent's session (set exactly when agent is "team")
+    ends_team: bool = False  # the team is disposed when this session ends (its shared memories with it)
 
 
 @dataclass(frozen=True)

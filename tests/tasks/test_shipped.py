@@ -74,13 +74,22 @@ def test_ids_match_their_folder_and_group(shipped):
         assert task.group == folder and task.id.startswith(f"{folder}/"), task.id
 
 
+# Halves that occur only inside mixed tasks: the team agents of seed §6.10, where a teammate's note is needed
+# by its team (helpful) and must not reach anyone past it (harmful) in one history.
+MIXED_ONLY = {"helpful": {"team-handoff"}, "harmful": {"team-scope-leak"}}
+
+
 def test_helpful_and_harmful_cover_every_category(shipped):
     for group, expected in CATEGORIES.items():
         assert {task.category for task in shipped if task.group == group} == expected
+    mixed_halves = set()
     for task in shipped:
         if task.group == "mixed":
             helpful, harmful = task.category.split("+")
-            assert helpful in CATEGORIES["helpful"] and harmful in CATEGORIES["harmful"], task.id
+            assert helpful in CATEGORIES["helpful"] | MIXED_ONLY["helpful"], task.id
+            assert harmful in CATEGORIES["harmful"] | MIXED_ONLY["harmful"], task.id
+            mixed_halves |= {helpful, harmful}
+    assert MIXED_ONLY["helpful"] | MIXED_ONLY["harmful"] <= mixed_halves
 
 
 def test_harmful_set_has_the_required_shapes(shipped):

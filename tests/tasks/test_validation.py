@@ -58,6 +58,14 @@ def test_a_valid_task_loads_with_seconds_and_defaults(tmp_path):
     assert (task.probes[0].mechanism, task.probes[0].not_asserting) == ("", ())  # optional, unlabelled
 
 
+def test_a_team_agent_session_loads_with_its_team(tmp_path):
+    text = VALID.replace("at: 1h\n", "at: 1h\n    agent: team\n    team: red\n    ends_team: true\n")
+    (task,) = load_tasks(_write(tmp_path, text))
+    first, second = task.sessions
+    assert (first.agent, first.team, first.ends_team) == ("main", None, False)
+    assert (second.agent, second.team, second.ends_team) == ("team", "red", True)
+
+
 def test_probe_mechanism_and_not_asserting_load(tmp_path):
     text = VALID.replace(
         "{expect: [lapsang]}", '{expect: [lapsang], mechanism: changed-fact, not_asserting: ["oolong was"]}'
@@ -82,7 +90,22 @@ BROKEN = {
     ),
     "bad agent": (
         VALID.replace("at: 1h\n", "at: 1h\n    agent: boss\n"),
-        [(11, "sessions[1].agent", "main|sub")],
+        [(11, "sessions[1].agent", "main|sub|team")],
+    ),
+    "team agent without a team": (
+        VALID.replace("at: 1h\n", "at: 1h\n    agent: team\n"),
+        [(11, "sessions[1].team", "required with agent: team")],
+    ),
+    "team on a main session": (
+        VALID.replace("at: 1h\n", "at: 1h\n    team: red\n    ends_team: true\n"),
+        [
+            (11, "sessions[1].team", "only on a session with agent: team (agent is main)"),
+            (12, "sessions[1].ends_team", "only on a session with agent: team"),
+        ],
+    ),
+    "team agent with a bad team and ends_team": (
+        VALID.replace("at: 1h\n", "at: 1h\n    agent: team\n    team: ''\n    ends_team: soon\n"),
+        [(12, "sessions[1].team", "must not be empty"), (13, "sessions[1].ends_team", "true or false")],
     ),
     "bad source and kind": (
         VALID.replace("key: drink}", "key: drink, source: web, kind: rumour}"),
