@@ -83,7 +83,12 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     # kept so that earlier results stay reproducible by name.
     "retrieval-whole-entries": (
         "retrieval",
-        {"index_lines": "whole", "recall_placement": "system", "project_notes": False},
+        {
+            "index_lines": "whole",
+            "recall_placement": "system",
+            "project_notes": False,
+            "compaction_flush": False,
+        },
     ),
     # The arm before it followed seed 003 (session-end fold, recall injected before every call); "strict" is
     # that arm without the session-end fold (kept so earlier results stay reproducible by name).

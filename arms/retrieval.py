@@ -410,11 +410,13 @@ class RetrievalArm(OwnStoreArm):
         snapshot (frozen for the prefix cache, whose prefix a compaction rebuilds anyway) is frozen again, so
         what was learned mid-session joins it. Entries still shown by a recall message that survived the
         compaction stay out of it (never shown twice)."""
-        if not self.config.compaction_flush or self.session is None:
+        if self.session is None:
             return
         state = self._state()
         for message in info.dropped:  # a dropped recall message no longer shows its entries
             state.recall_messages.pop(str(message.get("content") or ""), None)
+        if not self.config.compaction_flush:
+            return
         unmatched = list(enumerate(state.turn_texts))
         hidden: set[int] = set()
         for message in info.dropped:

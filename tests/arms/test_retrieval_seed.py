@@ -294,3 +294,15 @@ def test_compaction_end_flushes_the_hidden_turns_and_rebuilds_the_snapshot(arm_d
         assert "standup room is Atlas" in block  # learned mid-session, now in the rebuilt snapshot
         assert "oolong" not in block  # still shown by the recall message the compaction kept
         assert "lunch" not in block and [c.text for c in d.arm.session.candidates] == ["lunch is at noon."]
+
+
+def test_an_entry_whose_recall_message_was_compacted_away_reaches_the_prompt_again(arm_driver, tmp_path):
+    for flush in (True, False):
+        d = retrieval(arm_driver, tmp_path / str(flush), compaction_flush=flush)
+        d.start(0)
+        d.turn("Noted.", remember=(RememberSpec("The drink is oolong."),))
+        assert "oolong" in d.turn("Which drink?").messages[0]["content"]
+        d.arm.on_compaction_end(compaction(d, d.history))
+        context = d.turn("Which drink now?")
+        shown_again = context.block if flush else context.messages[0]["content"]
+        assert "oolong" in shown_again  # in the rebuilt snapshot, or recalled again without the flush
