@@ -1,12 +1,15 @@
-"""docs/ARCHITECTURE.md shows the log schema the code writes and reads, not a hand-kept copy."""
+"""docs/ARCHITECTURE.md shows the log schema the code writes and reads, not a hand-kept copy; the README opens
+with the words seed 000 §10.1 puts in its first paragraph."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tasks.logschema import RECORD_TYPES, schema_markdown
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "ARCHITECTURE.md"
+README = DOC.parents[1] / "README.md"
 
 
 def test_architecture_doc_carries_the_generated_schema_table():
@@ -18,3 +21,12 @@ def test_architecture_doc_carries_the_generated_schema_table():
 def test_schema_table_lists_every_record_type_once():
     rows = [line for line in schema_markdown().splitlines() if line.startswith("| `")]
     assert [row.split("`")[1] for row in rows] == list(RECORD_TYPES)
+
+
+def test_the_readme_first_paragraph_carries_the_seeds_search_words():
+    """Seed 000 §10.1: "forget" and "forgetting" (two search tokens) and "anti-memory" in the first paragraph,
+    the one right under the title."""
+    first = README.read_text(encoding="utf-8").split("\n\n")[1]
+    assert not first.startswith(("#", "```")), first[:80]
+    for word in ("forget", "forgetting", "anti-memory"):
+        assert re.search(rf"\b{word}\b", first), word
