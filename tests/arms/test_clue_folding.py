@@ -4,7 +4,7 @@ import dataclasses
 import sqlite3
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arms.clue_folding import FADED_MARKER, distill, like_escape
@@ -145,12 +145,14 @@ def test_forget_by_query_and_sub_agent_clues_end_with_it(drive, tmp_path):
     assert d.of_type("memory_forget")[-1]["reason"] == "agent-disposed"
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(
     agents=st.lists(st.sampled_from(["main", "sub"]), min_size=1, max_size=4),
     keys=st.sampled_from(["session", "scope"]),
     reader=st.sampled_from(["main", "sub"]),
 )
+@example(agents=["main", "sub", "main"], keys="session", reader="sub")
+@example(agents=["sub", "main"], keys="scope", reader="main")
 def test_clues_are_keyed_by_the_session_that_folded_them(drive, tmp_path_factory, agents, keys, reader):
     """The seed writes each clue with its session's id into one table and recalls across all of it
     (`clue_keys: session`); `clue_keys: scope` keeps the harness's agent scopes (a sub-agent's clues are

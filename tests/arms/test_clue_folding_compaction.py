@@ -167,7 +167,7 @@ def test_a_failed_fold_still_ends_its_compaction(arm_driver, tmp_path):
     assert d.turn("four").details["fold"]["phases"] == FRAMED
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(ops=st.lists(st.sampled_from(["turn", "turn", "start", "end"]), max_size=12))
 @example(ops=["turn", "turn", "start", "end", "turn"])
 @example(ops=["turn", "start", "turn", "turn", "end", "turn", "turn", "start"])
