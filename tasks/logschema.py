@@ -118,7 +118,7 @@ class SessionStart(Record):
     DOC: ClassVar[str] = "a session begins (the clock has moved to `at`)"
     session_index: int  # 0-based position in the task
     session_id: str  # e.g. "s2"
-    agent: str  # "main" or "sub"
+    agent: str  # "main", "sub" or "team" (the task's role; an arm without teams saw a team agent as "sub")
     at: float  # simulated seconds from the task start
 
 
