@@ -197,6 +197,24 @@ def test_partial_ordering_agrees_with_a_full_sort(rows, count):
     assert sorted(combined) == sorted(full)
 
 
+def test_partial_ordering_when_every_candidate_ties_on_strength():
+    """Every candidate ties on strength (a store written in one instant, never decayed): the keys they all tie
+    on are skipped and the next one decides (here the last access), as a full sort would. Slots that are not
+    candidates stay out of both parts."""
+    columns = ItemColumns()
+    last_access = [float((index * 37) % 60) for index in range(60)]
+    for index, at in enumerate(last_access):
+        item = MemoryItem(id=f"m-{index:03d}", content="x", ttl=10.0)
+        item.last_accessed_at = at
+        columns.upsert(item)
+    strengths = np.ones(60)
+    slots = np.array([slot for slot in range(60) if slot % 7], dtype=np.intp)
+    head, rest = columns.strongest(slots, strengths, 10)
+    expected = sorted(slots.tolist(), key=lambda slot: -last_access[slot])[:10]
+    assert columns.injection_order(head, strengths).tolist() == expected
+    assert rest.tolist() == sorted(set(slots.tolist()) - set(expected))
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(memory, min_size=0, max_size=40),
