@@ -349,7 +349,7 @@ def ratio_lines(rows: list[Row]) -> list[str]:
             if engine is None or store is None or ttl is None:
                 continue
             cells = [
-                f"{engine.remember_ops / store.remember_ops:.2f}",
+                _ratio(engine.remember_ops / store.remember_ops),
                 _speed(store.select_read_ms, engine.select_read_ms),
                 _speed(ttl.select_renew_ms, engine.select_renew_ms),
                 _speed(ttl.sweep_due_ms, engine.sweep_due_ms),
@@ -365,7 +365,12 @@ def ratio_lines(rows: list[Row]) -> list[str]:
 def _speed(theirs_ms: float | None, ours_ms: float | None) -> str:
     if theirs_ms is None or ours_ms is None or ours_ms <= 0:
         return "n/a"
-    return f"{theirs_ms / ours_ms:.2f}"
+    return _ratio(theirs_ms / ours_ms)
+
+
+def _ratio(value: float) -> str:
+    """Two decimals, or three below 0.1 (a ratio of 0.003 is not 0.00)."""
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
 
 
 def floor_failures(rows: list[Row]) -> list[str]:
