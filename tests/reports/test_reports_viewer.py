@@ -412,6 +412,43 @@ def test_the_timeline_shows_a_context_compaction_with_what_it_dropped(
     assert _errors(browser) == []
 
 
+RECALL_TASK = """\
+id: helpful/recall-message
+group: helpful
+category: c
+description: a write, then a question in the same session
+sessions:
+  - at: 0s
+    turns:
+      - user: "Noted."
+        remember: {content: "The verification drink is oolong."}
+      - user: "Which verification drink?"
+        probe: {expect: [oolong]}
+"""
+
+
+def test_an_injection_shows_the_extra_message_it_placed_before_the_turn(run_args, browser, tmp_path) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "t.yaml").write_text(RECALL_TASK, encoding="utf-8")
+    assert (
+        CliRunner().invoke(app, run_args(tmp_path / "tasks", tmp_path / "run", arms="retrieval")).exit_code
+        == 0
+    )
+    view = CliRunner().invoke(app, ["view", str(tmp_path / "run"), "--out", str(tmp_path / "site")])
+    assert view.exit_code == 0, view.output
+    _open(browser, tmp_path, "task=helpful%2Frecall-message&a=retrieval")
+    timeline = WebDriverWait(browser, WAIT_SECONDS).until(lambda d: d.find_element(By.ID, "timeline"))
+    injections = timeline.find_elements(By.CSS_SELECTOR, ".event.injection")
+    assert [node.find_element(By.CSS_SELECTOR, "pre.block").text for node in injections] == [
+        "(nothing injected)",
+        "(no block)",
+    ]
+    [extra] = injections[1].find_elements(By.CSS_SELECTOR, "pre.block")[1:]
+    assert extra.text.startswith("<recalled-memory>") and "oolong" in extra.text
+    assert "user message before the turn" in injections[1].text
+    assert _errors(browser) == []
+
+
 def test_a_missing_browser_is_named_with_the_packages_that_bring_it(monkeypatch, tmp_path) -> None:
     from reports.viewer import browser as module
 
