@@ -344,12 +344,13 @@ def recall(
     query: Annotated[str, typer.Argument(help="Words to look for.")],
     limit: Annotated[int | None, typer.Option(min=1, help="At most this many matches.")] = None,
     owner: Annotated[str | None, typer.Option(help="Also search this session's memories.")] = None,
+    team: Annotated[str | None, typer.Option(help="Also search the memories this team shares.")] = None,
     workspace: Workspace = DEFAULT_WORKSPACE,
 ) -> None:
     """Find memories matching QUERY and renew each match."""
     state = _state(ctx)
     with state.engine(workspace) as engine:
-        plugs = [plug.to_dict() for plug in engine.recall(query, owner_id=owner, limit=limit)]
+        plugs = [plug.to_dict() for plug in engine.recall(query, owner_id=owner, limit=limit, team_id=team)]
     state.emit({"items": plugs}, [_plug_line(state, p) for p in plugs] or ["no memory matches"])
 
 
@@ -371,6 +372,7 @@ def preview(
     ctx: typer.Context,
     budget: Annotated[int | None, typer.Option(min=0, help="Token budget (default: from config).")] = None,
     owner: Annotated[str | None, typer.Option(help="Preview for the main agent in this session.")] = None,
+    team: Annotated[str | None, typer.Option(help="Also the memories this team shares.")] = None,
     query: Annotated[
         str | None,
         typer.Option(help="The user's text: ranks the block when injection_order is relevance."),
@@ -381,7 +383,7 @@ def preview(
     where it does (renews nothing)."""
     state = _state(ctx)
     with state.engine(workspace) as engine:
-        plan = engine.preview(budget, owner_id=owner, query=query).to_dict()
+        plan = engine.preview(budget, owner_id=owner, query=query, team_id=team).to_dict()
         ignored = query is not None and plan["query"] is None and engine.config.injection_order == "strength"
     lines = [plan["block"] or f"(nothing to inject, 0/{plan['budget_tokens']} tokens)"]
     if ignored:

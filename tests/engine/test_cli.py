@@ -382,6 +382,15 @@ def test_remember_dash_refuses_a_terminal_instead_of_waiting(cli_process: Cli) -
     assert_bad_input(result, "standard input")
 
 
+def test_recall_reaches_a_team_note_with_team_only(cli: Cli) -> None:
+    """Seed §6.10 through the CLI: `--team T` adds team T's memories; a session of the same name does not."""
+    note = cli.json(
+        "remember", "Atlas writes to kestrel.", "--ttl", "2d", "--scope", "team", "--owner", "atlas"
+    )
+    assert cli.json("recall", "kestrel", "--owner", "atlas")["items"] == []
+    assert [p["id"] for p in cli.json("recall", "kestrel", "--team", "atlas")["items"]] == [note["id"]]
+
+
 def test_every_engine_command_acts_in_the_workspace_it_is_given(cli: Cli) -> None:
     """Seed §10.2: one database, isolated workspaces; `audit --project X` is `audit --workspace X`."""
     ours = cli.json("remember", "Harbor office opens at nine.", "--ttl", "7d", "--workspace", "harbor")
