@@ -3,6 +3,7 @@ with the words seed 000 §10.1 puts in its first paragraph."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -30,3 +31,16 @@ def test_the_readme_first_paragraph_carries_the_seeds_search_words():
     assert not first.startswith(("#", "```")), first[:80]
     for word in ("forget", "forgetting", "anti-memory"):
         assert re.search(rf"\b{word}\b", first), word
+
+
+def test_the_readme_peers_tables_are_the_reports_rows() -> None:
+    """The README's peers tables are copied from docs/results-peers/*/report.md, never typed (issue 33)."""
+    script = DOC.parents[1] / "scripts" / "peers_tables.py"
+    spec = importlib.util.spec_from_file_location("peers_tables", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    readme = README.read_text(encoding="utf-8")
+    between = readme.split(module.BEGIN)[1].split(module.END)[0]
+    assert between.strip() == module.section(), "regenerate with: python scripts/peers_tables.py"
+    assert "| langgraph-store-7d | all |" in between and "| `mcp-memory-amnesia` | 2,000 |" in between
