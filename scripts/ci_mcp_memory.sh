@@ -12,7 +12,9 @@ trap 'rm -rf "$out"' EXIT
 
 npm install --prefix "$out/npm" --no-audit --no-fund @modelcontextprotocol/server-memory >/dev/null
 server="$out/npm/node_modules/.bin/mcp-server-memory"
-sample=(--limit 8 --no-progress --no-report)
+# A minute for a server to start: on a loaded CI machine Python's start alone took over the 10 s default, and
+# this check is about what crosses the wire, not about timeouts (tests/arms/test_mcp_memory.py has those).
+sample=(--limit 8 --no-progress --no-report --set mcp-memory.timeout=60)
 amnesia-bench run "${sample[@]}" --group helpful,harmful --arms mcp-memory,full-memory --set "mcp-memory.command=$server" --out "$out/npm-run"
 amnesia-bench run "${sample[@]}" --group helpful,harmful,mixed --arms mcp-memory,amnesia \
     --set mcp-memory.profile=amnesia --out "$out/amnesia-run"
@@ -21,7 +23,7 @@ for file in $(grep -l "source: auto" tasks/helpful/*.yaml tasks/harmful/*.yaml t
     group="$(basename "$(dirname "$file")")"
     untrusted+=(--task-id "$group/$(basename "$file" .yaml)")
 done
-amnesia-bench run --no-progress --no-report "${untrusted[@]}" --arms mcp-memory,amnesia \
+amnesia-bench run --no-progress --no-report --set mcp-memory.timeout=60 "${untrusted[@]}" --arms mcp-memory,amnesia \
     --set mcp-memory.profile=amnesia --out "$out/untrusted-run"
 python - "$out" <<'PY'
 import json
