@@ -264,6 +264,11 @@ def signal_candidate(text: str, turn: int) -> Candidate | None:
     return Candidate(turn=turn, text=fragment[:300], category=category, correction=correction is not None)
 
 
+def _with_estimate(text: str) -> str:
+    """The snapshot's last line: its own cost, `≈N tokens` (the seed keeps injection cost visible)."""
+    return f"{text}\n≈{count_tokens(text)} tokens"
+
+
 def summarize(text: str, limit: int) -> str:
     """The text on one line, cut to `limit` characters at a word boundary (a CJK text anywhere) with "…"."""
     flat = " ".join(text.split())
@@ -906,7 +911,9 @@ class RetrievalArm(OwnStoreArm):
         notes_block = ""
         if self.config.project_notes:
             noted = [e for e in ranked if e.category in NOTE_CATEGORIES]
-            notes_block, notes = fit_block(self._render_notes, noted, budget) if noted else ("", [])
+            # fitted with the estimate line, so that the notes alone (when no index line fits) are in budget
+            notes = fit_block(lambda kept: _with_estimate(self._render_notes(kept)), noted, budget)[1]
+            notes_block = self._render_notes(notes) if notes else ""
         noted_ids = {e.id for e in notes}
         indexed = [e for e in ranked if e.id not in noted_ids]
         shown_cap = indexed[: self.config.snapshot_entries]
@@ -927,8 +934,7 @@ class RetrievalArm(OwnStoreArm):
                 *(f"+ {label} ×{count}" for label, count in sorted(folded.items())),
                 *([PRECEDENCE_NOTE] if self.config.precedence_note else []),
             ]
-            text = "\n".join(body)
-            return f"{text}\n≈{count_tokens(text)} tokens"
+            return _with_estimate("\n".join(body))
 
         char_capped: list[Entry] = []
         used_chars = 0
@@ -938,7 +944,7 @@ class RetrievalArm(OwnStoreArm):
                 used_chars += len(lines[entry.id]) + 1
         block, kept = fit_block(render, char_capped, budget) if indexed else ("", [])
         if not block and notes_block:  # nothing of the index fits (or there is none): the notes alone
-            block = f"{notes_block}\n≈{count_tokens(notes_block)} tokens"
+            block = _with_estimate(notes_block)
         state.snapshot_block = block
         state.snapshot_ids = [(e.id, count_tokens(self._line(e))) for e in notes] + [
             (e.id, count_tokens(lines[e.id])) for e in kept

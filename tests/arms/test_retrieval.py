@@ -227,15 +227,20 @@ def test_forget_by_key_tag_and_query(drive, tmp_path):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(min_value=0, max_value=120), st.integers(min_value=1, max_value=12))
 def test_block_never_exceeds_the_budget(drive, tmp_path_factory, budget, count):
+    """Project notes, the index and the recall message together stay within the budget, and no entry reaches
+    the prompt twice (`preference` entries go to the notes, the others to the index or the recall)."""
     d = drive(tmp_path_factory.mktemp("r"), budget_tokens=budget)
     d.start(0)
     for i in range(count):
-        d.turn("x", remember=(RememberSpec(f"Memory {i} about the shared topic drinks."),))
+        kind = "preference" if i % 3 == 0 else "fact"
+        d.turn("x", remember=(RememberSpec(f"Memory {i} about the shared topic drinks.", kind=kind),))
     d.end()
     d.start(DAY)
     context = d.turn("tell me about drinks")
-    recalled = sum(count_tokens(m["content"]) for m in context.messages)
-    assert context.tokens == count_tokens(context.block) + recalled <= budget
+    recalled = [m["content"] for m in context.messages]
+    assert context.tokens == count_tokens(context.block) + sum(map(count_tokens, recalled)) <= budget
+    shown = "\n".join([context.block, *recalled])
+    assert all(shown.count(f"[{entry_id}]") <= 1 for entry_id in d.arm.entries)
 
 
 def test_untrusted_writes_are_marked_and_cannot_pin_themselves(drive, tmp_path):
