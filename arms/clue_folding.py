@@ -311,10 +311,11 @@ class ClueFoldingArm(OwnStoreArm):
         self._state().open_compaction = "host"
 
     def on_compaction_end(self, info: CompactionInfo) -> None:
-        """The host's compaction/end. Its summary now stands for the dropped turns, and so do the arm's
-        checkpoints of folds within them no longer: they were in the replaced range. With `host_compaction:
-        clues` the dropped turns the arm had not folded become a clue, as the seed does with the turns it
-        cuts, in a fold of its own framed like any other (the host's compaction is closed by now)."""
+        """The host's compaction/end. Its summary now stands for the dropped turns; the arm's checkpoints of
+        folds within them were in the replaced range and go too. With `host_compaction: clues` the dropped
+        turns the arm had not folded become a clue, as the seed does with the turns it cuts, in a fold of its
+        own framed like any other (the host's compaction is closed by now). The kept turns are counted by
+        their user messages: this arm adds no messages of its own to a turn."""
         state = self._state()
         state.open_compaction = None
         state.folded_this_turn = True  # the host's cut is this turn's one cut
