@@ -487,7 +487,7 @@ class RetrievalArm(OwnStoreArm):
     def _update_tool(self, args: dict[str, Any]) -> dict[str, Any]:
         entry = self._visible_entry(args["id"])
         content, summary = args["content"], args.get("summary")
-        rule = scan_write(content, entry.key, entry.tags)
+        rule = scan_write(content, entry.key, entry.tags) or (scan_write(summary) if summary else None)
         if rule is not None:
             self.memlog.refused(reason="security scan", rule=rule)
             return {"rejected": rule}
