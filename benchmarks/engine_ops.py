@@ -47,7 +47,9 @@ per operation (> 1: the engine is faster). What is paired, and how fair it is:
   reads the store for other processes' changes, settles every item's strength and prunes the audit.
 - Timing: selections and idle sweeps are the best of 5 calls; writes are one pass over every item; a due
   sweep happens once. The machine's load average is printed with the table: on a shared machine wall-clock
-  figures swing by 2-10x between runs, so compare the ratios, which come from one run.
+  figures swing by 2-10x between runs, so compare the ratios, which come from one run. `--cpu-time` times
+  everything in the process's CPU time instead: steadier under load, but blind to waits for the disk
+  (which is most of a SQLite commit's and sweep's time).
 """
 
 from __future__ import annotations
