@@ -9,7 +9,8 @@ What it reproduces:
   are folded, but only while at least `forget_turns + keep_completed_turns` (2 + 4) completed turns are
   unfolded, so the most recent 4 always stay; at most one fold per step.
 - Regex distillation, zero model calls: quoted phrases, file paths, identifiers (snake_case, camelCase,
-  dotted, with digits), CJK phrases as seed tokens; frequent content words as keywords; the first
+  dotted, hyphenated, with digits: each one token, `QX-5519` whole), CJK phrases as seed tokens; frequent
+  content words (never a piece of an identifier or path) as keywords; the first
   sentence as summary. `distiller: model` asks `ctx.model` for the keywords and summary instead (same
   return shape).
 - Storage: SQLite in WAL mode (`memory_clues.db` in the arm's workdir); each fold is one transaction,
@@ -80,12 +81,18 @@ _QUOTED = re.compile(
 _PATH = re.compile(
     r"(?:[A-Za-z]:)?[\w.-]*/[\w./-]+|\b[\w-]+\.(?:py|ts|js|sh|md|json|yaml|yml|toml|sql|db|txt)\b"
 )
-_IDENTIFIER = re.compile(
-    r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Za-z]+\.[A-Za-z_][\w.]*|[A-Za-z]*\d+[A-Za-z\d]*|[A-Z]{3,})\b"
-)
+# An identifier is one token however its parts are joined: runs of ASCII letters, digits and `_` joined by
+# single `-` or `.` (`QX-5519`, `cache-v7-amber`, `app.config`, `my_var`), never cut where such a character
+# touches it (the ASCII-only classes let it sit against CJK text: 在cache-v7里). It is a seed token when it
+# looks like a name rather than a word: joined parts, a digit, a camelCase hump or three capitals and more.
+_NOT_AFTER_NAME = r"(?<![A-Za-z0-9_.\-/\\])"
+_NOT_BEFORE_NAME = r"(?![A-Za-z0-9_/\\-]|\.[A-Za-z0-9_])"
+_IDENTIFIER = re.compile(_NOT_AFTER_NAME + r"[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*" + _NOT_BEFORE_NAME)
+_NAME_SHAPE = re.compile(r"[-._]|\d|[a-z][A-Z]|^[A-Z]{3,}$")
 _CJK_PHRASE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
 _CJK_FUNCTION_CHARS = re.compile(r"[的了是在和与我你他她它们这那吗呢吧啊]")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+# A keyword is a plain word of 3 letters or more, never a piece of an identifier or a path (`qx-` of QX-5519).
+_WORD = re.compile(_NOT_AFTER_NAME + r"[A-Za-z][A-Za-z']{2,}" + _NOT_BEFORE_NAME)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n")
 MAX_LIMIT = 20
 # One LIKE pattern against every clue column; `%` and `_` in the pattern are escaped with a backslash.
@@ -119,11 +126,14 @@ def distill(text: str, *, max_keywords: int = 12, max_seeds: int = 12) -> Clue:
     seeds: dict[str, None] = {}
     for match in _QUOTED.finditer(text):
         seeds.setdefault(next(g for g in match.groups() if g), None)
-    for pattern in (_PATH, _IDENTIFIER):
-        for match in pattern.finditer(text):
-            token = match.group().strip(".,;:")
-            if len(token) >= 2:
-                seeds.setdefault(token, None)
+    for match in _PATH.finditer(text):
+        token = match.group().strip(".,;:")
+        if len(token) >= 2:
+            seeds.setdefault(token, None)
+    for match in _IDENTIFIER.finditer(text):
+        token = match.group()
+        if len(token) >= 2 and _NAME_SHAPE.search(token):
+            seeds.setdefault(token, None)
     for match in _CJK_PHRASE.finditer(text):
         for phrase in _CJK_FUNCTION_CHARS.split(match.group()):
             if len(phrase) >= 2:

@@ -36,6 +36,45 @@ def test_distill_keeps_names_paths_identifiers_and_cjk_phrases():
     assert "deploy" in clue.keywords and clue.summary.startswith("Deploy")
 
 
+IDENTIFIER_PART = st.from_regex(r"[A-Za-z0-9]{1,6}", fullmatch=True)
+# letters and digits joined by `-`, `_` or `.`: QX-5519, vega-7, cache-v7-amber, app.v2, my_var
+IDENTIFIERS = st.builds(
+    lambda first, rest: first + "".join(sep + part for sep, part in rest),
+    IDENTIFIER_PART,
+    st.lists(st.tuples(st.sampled_from("-_."), IDENTIFIER_PART), min_size=1, max_size=3),
+)
+
+
+def said(identifier: str, chinese: bool) -> str:
+    return f"密钥是{identifier}，别忘了。" if chinese else f"The courier reference is {identifier}, keep it."
+
+
+@settings(max_examples=60, deadline=None)
+@given(identifier=IDENTIFIERS, chinese=st.booleans())
+@example(identifier="QX-5519", chinese=False)
+@example(identifier="cache-v7-amber", chinese=True)
+def test_a_joined_identifier_stays_one_token(identifier, chinese):
+    clue = distill(said(identifier, chinese))
+    assert identifier in clue.seed_tokens
+    # no piece of it stands beside it (`5519` of QX-5519), nor a keyword cut at a joint (`qx-`)
+    assert all(seed == identifier or seed not in identifier for seed in clue.seed_tokens)
+    assert not any(keyword.endswith(("-", ".")) for keyword in clue.keywords)
+
+
+@settings(max_examples=4, deadline=None)  # each example sets up a SQLite store: a few, beside the examples
+@given(identifier=IDENTIFIERS, chinese=st.booleans())
+@example(identifier="QX-5519", chinese=False)
+@example(identifier="vega-7", chinese=True)
+def test_a_folded_identifier_is_recalled_by_its_full_text(arm_driver, tmp_path_factory, identifier, chinese):
+    d = arm_driver(create_arm("clue-folding", {"fold_at_session_end": True}), tmp_path_factory.mktemp("cf"))
+    d.start(0)
+    d.turn(said(identifier, chinese))
+    d.end()
+    d.start(HOUR)
+    result = d.tool("recall_from_clues", query=identifier)
+    assert result["count"] == 1 and identifier in result["prompt"]
+
+
 def test_below_threshold_history_is_untouched(drive, tmp_path):
     d = drive(tmp_path)
     d.start(0)
