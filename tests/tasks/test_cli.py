@@ -40,7 +40,7 @@ def test_validate_prints_every_error_and_exits_2(app, tmp_path):
         f"error: {bad}:2: group: expected one of helpful|harmful|mixed, got 'nope'",
         f"error: {bad}:5: sessions: expected a non-empty list of sessions",
         f"error: {bad}:6: extra: unknown field "
-        "(allowed: category, description, group, id, lang, origin, sessions, start)",
+        "(allowed: auto_compaction, category, description, group, id, lang, origin, sessions, start)",
     ]
     assert "Traceback" not in result.output
 
