@@ -57,6 +57,7 @@ variants `clue-folding-session-fold` and `clue-folding-strict` keep it."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 from collections import Counter
@@ -72,6 +73,7 @@ from arms.base import ArmContext, CompactionInfo, MemoryContext, SessionInfo, ch
 from arms.model_assist import ask_model
 from arms.textnorm import STOPWORDS
 from tasks.errors import ArmConfigError
+from tasks.logschema import FoldRecord
 from tasks.modelapi import Message
 from tasks.spec import ForgetSpec, ToolEventSpec
 
@@ -407,48 +409,65 @@ class ClueFoldingArm(OwnStoreArm):
             return {"skipped": "unanswered tool call", "by": by, "turns": turns}
         text = "\n".join(f"{user}\n{answer}" for user, answer in span)
         clue_id = f"k-{self._next_id:04d}"
+        tokens = count_tokens(text)
+        opened = FoldRecord(
+            session_index=state.info.index,
+            turn_index=len(state.turns),
+            trigger=by,
+            phase="start",
+            fold_id=clue_id,
+            turns=turns,
+            tokens=tokens,
+        )
+        # what the end record says unless the fold gets through (an error the arm does not expect included)
+        ended = dataclasses.replace(opened, phase="end", skipped="the fold did not complete")
         state.open_compaction = clue_id  # compaction/start
+        self.context().log(opened)
         try:
-            clue = self._distill(text)  # the summary
-            with self._db():  # one transaction: committed or rolled back as a whole
-                self._db().execute(
-                    "INSERT INTO memory_clues VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        clue_id,
-                        state.info.session_id,
-                        state.info.agent,
-                        ", ".join(clue.keywords),
-                        ", ".join(clue.seed_tokens),
-                        clue.summary,
-                        start,
-                        start + len(span) - 1,
-                        self.now(),
-                    ),
-                )
-        except (sqlite3.Error, ValueError) as error:
-            return {"skipped": f"clue not stored: {error}", "by": by, "turns": turns}
+            try:
+                clue = self._distill(text)  # the summary
+                with self._db():  # one transaction: committed or rolled back as a whole
+                    self._db().execute(
+                        "INSERT INTO memory_clues VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            clue_id,
+                            state.info.session_id,
+                            state.info.agent,
+                            ", ".join(clue.keywords),
+                            ", ".join(clue.seed_tokens),
+                            clue.summary,
+                            start,
+                            start + len(span) - 1,
+                            self.now(),
+                        ),
+                    )
+            except (sqlite3.Error, ValueError) as error:
+                ended.skipped = f"clue not stored: {error}"
+                return {"skipped": ended.skipped, "by": by, "turns": turns}
+            self._next_id += 1
+            keyed = self.config.clue_keys == "session"
+            private = not keyed and state.info.agent == "sub"
+            self.memlog.write(
+                clue_id,
+                clue.as_text(),
+                kind="clue",
+                scope="session" if private else "workspace",
+                owner_id=state.info.session_id if keyed or private else None,
+                source="user",
+            )
+            state.folded += len(span)
+            checkpoint = checkpoint_text(len(span), clue, has_cjk(text))  # the replacement
+            state.checkpoints.append(Checkpoint(turns[-1], {"role": "user", "content": checkpoint}))
+            state.folded_this_turn = True
+            ended.summary, ended.skipped = checkpoint, None
         finally:
             state.open_compaction = None  # compaction/end, on every path: no half transaction stays open
-        self._next_id += 1
-        state.folded += len(span)
-        checkpoint = checkpoint_text(len(span), clue, has_cjk(text))  # the replacement
-        state.checkpoints.append(Checkpoint(turns[-1], {"role": "user", "content": checkpoint}))
-        state.folded_this_turn = True
-        keyed = self.config.clue_keys == "session"
-        private = not keyed and state.info.agent == "sub"
-        self.memlog.write(
-            clue_id,
-            clue.as_text(),
-            kind="clue",
-            scope="session" if private else "workspace",
-            owner_id=state.info.session_id if keyed or private else None,
-            source="user",
-        )
+            self.context().log(ended)
         return {
             "compaction": clue_id,
             "by": by,
             "turns": turns,
-            "tokens": count_tokens(text),
+            "tokens": tokens,
             "phases": ["start", "summary", "replace", "end"],
         }
 

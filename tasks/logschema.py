@@ -123,15 +123,24 @@ class SessionStart(Record):
 
 
 @dataclass(kw_only=True)
-class CompactionRecord(Record):
+class CutRecord(Record):
+    """Base of the two records of a cut in a session's conversation: the host's `compaction` (the runner's
+    history) and an arm's `fold` (the arm's own view of it, seed 003). Not a record type itself."""
+
+    session_index: int
+    turn_index: int  # the turn the cut comes before (a fold at a session's end: the number of its turns)
+    # compaction: "event" (the turn's `compaction`) or "tokens" (the task's `auto_compaction`);
+    # fold: "threshold" (the arm's own measure), "host" (after the host's compaction) or "session-end"
+    trigger: str
+
+
+@dataclass(kw_only=True)
+class CompactionRecord(CutRecord):
     TYPE: ClassVar[str] = "compaction"
     DOC: ClassVar[str] = (
         "the host compacted the session's conversation before a turn: the dropped turns became one summary "
         "message (docs/harness.md#context-compaction)"
     )
-    session_index: int
-    turn_index: int  # the turn the compaction comes before (its `turn` record follows)
-    trigger: str  # "event" (the turn's `compaction`) or "tokens" (the task's `auto_compaction`)
     keep_turns: int  # the most recent completed turns kept verbatim
     dropped_turns: list[int]  # the session's turn indices whose messages were replaced, oldest first
     dropped_messages: int  # the history messages replaced (an earlier summary included)
@@ -139,6 +148,22 @@ class CompactionRecord(Record):
     tokens_before: int  # the history's tokens before the compaction
     tokens_after: int  # the history's tokens after it (the summary included)
     summary: str  # the summary message's text, verbatim
+
+
+@dataclass(kw_only=True)
+class FoldRecord(CutRecord):
+    TYPE: ClassVar[str] = "fold"
+    DOC: ClassVar[str] = (
+        "an arm folded turns out of its own view of the conversation, framed as seed 003 frames it: a "
+        "`start` record, then an `end` record on every path (with the line that now stands for the turns, "
+        "or why nothing changed)"
+    )
+    phase: str  # "start" (compaction/start) or "end" (compaction/end)
+    fold_id: str  # the fold's id, the same on its start and end (clue-folding: the clue's id)
+    turns: list[int]  # the session's turn indices folded, oldest first
+    tokens: int  # their tokens (amnesia.tokens.count_tokens)
+    summary: str = ""  # end: the line that stands for the turns in the arm's view now; "" at the start
+    skipped: str | None = omit_default()  # end: why the fold left the view as it was (the store failed...)
 
 
 @dataclass(kw_only=True)
@@ -355,6 +380,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
         TaskStart,
         SessionStart,
         CompactionRecord,
+        FoldRecord,
         TurnRecord,
         MemoryWrite,
         MemoryTouch,

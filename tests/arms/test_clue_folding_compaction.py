@@ -75,6 +75,14 @@ def test_a_host_compaction_folds_the_dropped_turns_with_the_seeds_framing(arm_dr
     row = d.arm.db.execute("SELECT session_id, turn_from, turn_to FROM memory_clues").fetchone()
     assert tuple(row) == ("s0", 0, 1)
     assert "vega-7" in d.tool("recall_from_clues", query="vega-7 host")["prompt"]
+    # the framing as typed records, in order: start, the clue stored, end with the checkpoint line
+    framed = [(r["type"], r.get("phase")) for r in d.records if r["type"] in ("fold", "memory_write")]
+    assert framed == [("fold", "start"), ("memory_write", None), ("fold", "end")]
+    started, ended = d.of_type("fold")
+    assert started["summary"] == "" and ended["summary"] == checkpoint["content"] and "skipped" not in ended
+    for record in (started, ended):
+        assert (record["fold_id"], record["trigger"], record["turns"]) == ("k-0001", "host", [0, 1])
+        assert (record["session_index"], record["turn_index"]) == (0, 3)
     assert d.turn("More?").details.get("fold") is None  # reported once, with the turn it came before
 
 
@@ -163,8 +171,15 @@ def test_a_failed_fold_still_ends_its_compaction(arm_driver, tmp_path):
     )
     failed = d.turn("three").details["fold"]
     assert failed["skipped"].startswith("clue not stored") and d.arm.state.open_compaction is None
+    started, ended = d.of_type("fold")  # the end is logged on the failed path too, saying why
+    assert (started["phase"], ended["phase"]) == ("start", "end") and ended["skipped"] == failed["skipped"]
+    assert ended["summary"] == "" and d.of_type("memory_write") == []
     d.arm.db.execute("DROP TRIGGER full")
     assert d.turn("four").details["fold"]["phases"] == FRAMED
+    assert [(r["phase"], r["trigger"]) for r in d.of_type("fold")[2:]] == [
+        ("start", "threshold"),
+        ("end", "threshold"),
+    ]
 
 
 @settings(max_examples=10, deadline=None)
@@ -212,3 +227,7 @@ def test_no_fold_starts_while_a_compaction_is_open(arm_driver, tmp_path_factory,
         assert len(d.of_type("memory_write")) == writes_before_end
     rows = d.arm.db.execute("SELECT COUNT(*) FROM memory_clues").fetchone()[0]
     assert rows == len(d.of_type("memory_write"))
+    # every fold that started was logged start then end, never interleaved with another; a blocked one neither
+    folds = [(r["phase"], r["fold_id"]) for r in d.of_type("fold")]
+    assert folds == [(phase, fold_id) for _, fold_id in folds[::2] for phase in ("start", "end")]
+    assert len(folds) == 2 * rows

@@ -412,6 +412,35 @@ def test_the_timeline_shows_a_context_compaction_with_what_it_dropped(
     assert _errors(browser) == []
 
 
+def test_the_timeline_shows_an_arms_fold_where_it_happened(
+    run_args, write_tasks, compaction_tasks, read_log, browser, tmp_path
+) -> None:
+    """Seed 003's fold as the session log has it (`fold` start, then end with the checkpoint line): in the
+    host's compaction block it follows, after the compaction's own summary."""
+    tasks = write_tasks(tmp_path / "tasks", compaction_tasks[:1])
+    assert CliRunner().invoke(app, run_args(tasks, tmp_path / "run", arms="clue-folding")).exit_code == 0
+    view = CliRunner().invoke(app, ["view", str(tmp_path / "run"), "--out", str(tmp_path / "site")])
+    assert view.exit_code == 0, view.output
+    records = read_log(next((tmp_path / "run" / "logs" / "clue-folding").glob("*.jsonl")))
+    folds = [r for r in records if r["type"] == "fold"]
+    assert [r["phase"] for r in folds] == ["start", "end"] * (len(folds) // 2) and folds
+    _open(browser, tmp_path, "task=helpful%2Fgate-code-cut&a=clue-folding")
+    timeline = WebDriverWait(browser, WAIT_SECONDS).until(lambda d: d.find_element(By.ID, "timeline"))
+    shown = timeline.find_elements(By.CSS_SELECTOR, ".event.fold")
+    assert len(shown) == len(folds)
+    for node, record in zip(shown, folds, strict=True):
+        block = node.find_element(By.XPATH, "ancestor::*[contains(@class, 'kind-compaction')]")
+        title = f"s{record['session_index']} · context compacted before turn {record['turn_index']}"
+        assert block.find_element(By.CSS_SELECTOR, ".block-title").text == title
+        assert record["fold_id"] in node.text
+        if record["phase"] == "start":
+            assert node.text.split(maxsplit=1)[1].startswith("memory fold starts")
+            assert "after the host's compaction" in node.text
+        else:
+            assert node.find_element(By.CSS_SELECTOR, "pre.fold-summary").text == record["summary"]
+    assert _errors(browser) == []
+
+
 RECALL_TASK = """\
 id: helpful/recall-message
 group: helpful

@@ -13,6 +13,9 @@
   var GROUP_ORDER = ["helpful", "harmful", "mixed", "all"];
   var PAGE_SIZE = 100;
   var MEMORY_TYPES = ["memory_write", "memory_touch", "memory_forget", "memory_refused", "memory_stale"];
+  // Why an arm folded (a `fold` record's trigger).
+  var FOLD_CAUSES = { threshold: "the arm's own threshold", host: "after the host's compaction",
+    "session-end": "at the session's end" };
 
   var index = null;
   var filters = { column: "", group: "", mechanism: "", classification: "", lang: "", search: "", page: 0 };
@@ -388,7 +391,8 @@
     block.events.forEach(function (r) {
       if (MEMORY_TYPES.indexOf(r.type) >= 0) {
         parts.memory.push([r.type, r.item_id, r.reason || "", r.content || ""].join("|"));
-      } else if (r.type === "injection") parts["injected block"].push(r.block, extraMessages(r).join("\n"));
+      } else if (r.type === "fold") parts.memory.push([r.type, r.phase, r.fold_id, r.summary, r.skipped || ""].join("|"));
+      else if (r.type === "injection") parts["injected block"].push(r.block, extraMessages(r).join("\n"));
       else if (r.type === "model_call") parts.answer.push(r.response);
       else if (r.type === "probe") parts.classification.push(r.classification);
       else if (r.type === "tool_call") parts["tool calls"].push(r.name + r.arguments);
@@ -549,6 +553,14 @@
             " (" + plural(r.dropped_messages, "message") + ", " + r.dropped_tokens + " tokens) · kept the last " +
             plural(r.keep_turns, "turn") + " · history " + r.tokens_before + " → " + r.tokens_after + " tokens"),
           el("pre", { className: "compaction-summary", text: r.summary }));
+      case "fold":  // an arm's fold of its own view (seed 003's compaction/start … end), where it happened
+        return r.phase === "start"
+          ? line("fold", r, "memory fold starts", [el("code", { text: r.fold_id }),
+            (FOLD_CAUSES[r.trigger] || r.trigger) + " · turn" + (r.turns.length === 1 ? " " : "s ") +
+            r.turns.join(", ") + " (" + r.tokens + " tokens)"])
+          : line("fold", r, r.skipped ? "memory fold ends, nothing folded" : "memory fold ends",
+            [el("code", { text: r.fold_id }),
+              r.skipped ? r.skipped : el("pre", { className: "fold-summary", text: r.summary })]);
       case "session_end":
         return line("quiet", r, "session " + r.session_id + " ends", []);
       default:
