@@ -388,14 +388,21 @@ def test_the_timeline_shows_the_tasks_tool_events_and_the_models_tool_calls(
     assert _errors(browser) == []
 
 
+def _run_and_view(run_args, read_log, tasks: Path, arm: str, tmp_path: Path) -> list[dict[str, Any]]:
+    """Run one arm on `tasks` (one task) into tmp_path/run, build the viewer into tmp_path/site; the pair's
+    records as the session log has them."""
+    assert CliRunner().invoke(app, run_args(tasks, tmp_path / "run", arms=arm)).exit_code == 0
+    view = CliRunner().invoke(app, ["view", str(tmp_path / "run"), "--out", str(tmp_path / "site")])
+    assert view.exit_code == 0, view.output
+    return read_log(next((tmp_path / "run" / "logs" / arm).glob("*.jsonl")))
+
+
 def test_the_timeline_shows_a_context_compaction_with_what_it_dropped(
     run_args, write_tasks, compaction_tasks, read_log, browser, tmp_path
 ) -> None:
-    tasks = write_tasks(tmp_path / "tasks", compaction_tasks[:1])
-    assert CliRunner().invoke(app, run_args(tasks, tmp_path / "run", arms="no-memory")).exit_code == 0
-    view = CliRunner().invoke(app, ["view", str(tmp_path / "run"), "--out", str(tmp_path / "site")])
-    assert view.exit_code == 0, view.output
-    records = read_log(next((tmp_path / "run" / "logs" / "no-memory").glob("*.jsonl")))
+    records = _run_and_view(
+        run_args, read_log, write_tasks(tmp_path / "tasks", compaction_tasks[:1]), "no-memory", tmp_path
+    )
     compactions = [r for r in records if r["type"] == "compaction"]
     _open(browser, tmp_path, "task=helpful%2Fgate-code-cut&a=no-memory")
     timeline = WebDriverWait(browser, WAIT_SECONDS).until(lambda d: d.find_element(By.ID, "timeline"))
@@ -418,10 +425,7 @@ def test_the_timeline_shows_an_arms_fold_where_it_happened(
     """Seed 003's fold as the session log has it (`fold` start, then end with the checkpoint line): in the
     host's compaction block it follows, after the compaction's own summary."""
     tasks = write_tasks(tmp_path / "tasks", compaction_tasks[:1])
-    assert CliRunner().invoke(app, run_args(tasks, tmp_path / "run", arms="clue-folding")).exit_code == 0
-    view = CliRunner().invoke(app, ["view", str(tmp_path / "run"), "--out", str(tmp_path / "site")])
-    assert view.exit_code == 0, view.output
-    records = read_log(next((tmp_path / "run" / "logs" / "clue-folding").glob("*.jsonl")))
+    records = _run_and_view(run_args, read_log, tasks, "clue-folding", tmp_path)
     folds = [r for r in records if r["type"] == "fold"]
     assert [r["phase"] for r in folds] == ["start", "end"] * (len(folds) // 2) and folds
     _open(browser, tmp_path, "task=helpful%2Fgate-code-cut&a=clue-folding")
