@@ -30,15 +30,17 @@ What it reproduces:
 - Compaction framing: a fold is compaction/start → summary (the distilled clue) → replace (the checkpoint
   stands for the turns once the row committed) → compaction/end, the end reached on every path, failures
   included; no fold starts while a compaction is open, the host's included (its `on_compaction_start`
-  without the `on_compaction_end` yet). The injection's `details.fold` records each fold (`compaction`:
-  the clue id, `by`, `turns`, `tokens`, `phases`) or why it was skipped.
+  without the `on_compaction_end` yet). The session log has each fold as `fold` records (tasks.logschema:
+  start, then end on every path); the injection's `details.fold` sums it up (`compaction`: the clue id, `by`,
+  `turns`, `tokens`, `phases`) or says why it was skipped.
 - The host's compaction (the task's `compaction` event, runners): its summary replaces the dropped turns in
-  the runner's history; the arm keeps that summary first in its view, drops its checkpoints of turns within
-  the replaced range, and (`host_compaction: clues`, default) distills the dropped turns it had not folded
-  into one clue with its checkpoint line, in a fold framed as above once the host's compaction has ended:
-  what the seed does with the turns it cuts. The seed itself says only that its folds skip while a host's
-  compaction is open; `host_compaction: yield` is that narrowest reading: the host's dropped turns leave no
-  clue. The host's compaction counts as the turn's one cut.
+  the runner's history; the arm keeps that summary first in its view, passes on its checkpoints of turns
+  within the replaced range after it (as the host passes an earlier summary's lines on: the seed's checkpoint
+  goes the host's own compaction path), and (`host_compaction: clues`, default) distills the dropped turns
+  it had not folded into one clue with its checkpoint line, in a fold framed as above once the host's
+  compaction has ended: what the seed does with the turns it cuts. The seed itself says only that its folds
+  skip while a host's compaction is open; `host_compaction: yield` is that narrowest reading: the host's
+  dropped turns leave no clue. The host's compaction counts as the turn's one cut.
 
 Deviations (also in arms/README.md): `fold_at_session_end` (off by default, as in the seed) folds a
 session's remaining completed turns when it ends (not a sub-agent's under `clue_keys: scope`, whose clues
@@ -195,14 +197,6 @@ class ClueFoldingOptions:
         check_choice(arm, "host_compaction", self.host_compaction, ("clues", "yield"))
 
 
-@dataclass(frozen=True)
-class Checkpoint:
-    """The one line that stands for a fold's turns in the arm's view of the conversation."""
-
-    last_turn: int  # the last turn it stands for (0-based from the session start)
-    message: Message
-
-
 @dataclass
 class FoldState:
     info: SessionInfo
@@ -213,7 +207,9 @@ class FoldState:
     # or dropped by the host's compactions.
     folded: int = 0
     host_dropped: int = 0  # of those, the turns the host's compactions took out of the runner's history
-    checkpoints: list[Checkpoint] = field(default_factory=list)
+    # The checkpoint lines of the session's folds, oldest first, each standing for its fold's turns in the
+    # arm's view; a host's compaction that covers them passes them on (on_compaction_end).
+    checkpoints: list[Message] = field(default_factory=list)
     # The compaction started and not yet ended ("host", or a fold's clue id while it runs): while one is open,
     # no fold starts (the seed's "no unclosed compaction/start" check).
     open_compaction: str | None = None
@@ -323,8 +319,11 @@ class ClueFoldingArm(OwnStoreArm):
         self._state().open_compaction = "host"
 
     def on_compaction_end(self, info: CompactionInfo) -> None:
-        """The host's compaction/end. Its summary now stands for the dropped turns; the arm's checkpoints of
-        folds within them were in the replaced range and go too. With `host_compaction: clues` the dropped
+        """The host's compaction/end. Its summary now stands for the dropped turns. The arm's checkpoints of
+        folds within them were in the replaced range and are passed on after it: the seed puts its checkpoint
+        in place through the host's own compaction path (the same surface replace, framed as a compaction), so
+        a later compaction treats it as it treats its own earlier summary, whose lines our host passes on
+        (runners/compaction.py). With `host_compaction: clues` the dropped
         turns the arm had not folded become a clue, as the seed does with the turns it cuts, in a fold of its
         own framed like any other (the host's compaction is closed by now). The kept turns are counted by
         their user messages: this arm adds no messages of its own to a turn."""
@@ -333,7 +332,6 @@ class ClueFoldingArm(OwnStoreArm):
         state.folded_this_turn = True  # the host's cut is this turn's one cut
         dropped = len(state.turns) - sum(1 for m in info.kept if m.get("role") == "user")
         state.host_dropped = dropped
-        state.checkpoints = [cp for cp in state.checkpoints if cp.last_turn >= dropped]
         if state.folded >= dropped:
             return
         if self.config.auto_forget and self.config.host_compaction == "clues":
@@ -382,8 +380,7 @@ class ClueFoldingArm(OwnStoreArm):
         the checkpoint lines, then the turns not folded, verbatim."""
         state = self._state()
         summary, turns = split_summary(history, len(state.turns) - state.host_dropped)
-        checkpoints = [cp.message for cp in state.checkpoints]
-        return [*summary, *checkpoints, *unfolded(turns, state.folded - state.host_dropped)]
+        return [*summary, *state.checkpoints, *unfolded(turns, state.folded - state.host_dropped)]
 
     def _fold_oldest(self) -> dict[str, Any] | None:
         state = self._state()
@@ -457,7 +454,7 @@ class ClueFoldingArm(OwnStoreArm):
             )
             state.folded += len(span)
             checkpoint = checkpoint_text(len(span), clue, has_cjk(text))  # the replacement
-            state.checkpoints.append(Checkpoint(turns[-1], {"role": "user", "content": checkpoint}))
+            state.checkpoints.append({"role": "user", "content": checkpoint})
             state.folded_this_turn = True
             ended.summary, ended.skipped = checkpoint, None
         finally:

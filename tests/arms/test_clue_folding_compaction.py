@@ -124,23 +124,23 @@ def test_yield_and_auto_forget_off_leave_the_dropped_turns_unclued(arm_driver, t
     assert d.of_type("memory_write") == [] and d.tool("recall_from_clues", query="vega-7")["count"] == 0
 
 
-def test_a_later_compaction_replaces_the_earlier_checkpoints_and_clues_only_new_turns(arm_driver, tmp_path):
+def test_a_later_compaction_passes_the_earlier_checkpoints_on_and_clues_only_new_turns(arm_driver, tmp_path):
+    """The seed's checkpoint goes the host's own compaction path, so a later compaction that covers it passes
+    it on as the host passes an earlier summary's lines on: after the host's summary, oldest first."""
     d = arm_driver(create_arm("clue-folding"), tmp_path)
     d.start(0)
     for text in ("alpha_1 set.", "beta_2 set.", "gamma_3 set."):
         d.turn(text)
     compact(d, keep_turns=1)  # drops turns 0-1 → k-0001
-    d.turn("delta_4 set.")
+    first = d.turn("delta_4 set.").history[1]
     d.turn("epsilon_5 set.")
-    compact(d, keep_turns=1)  # drops the summary, k-0001's checkpoint and turns 2-3 → k-0002
+    compact(d, keep_turns=1)  # covers the summary, k-0001's checkpoint and turns 2-3 → k-0002
     context = d.turn("Now?")
     assert context.details["fold"]["turns"] == [2, 3]
-    summary, checkpoint, *kept = context.history
-    assert summary["content"] == SUMMARY and "gamma_3" in checkpoint["content"]
-    assert "alpha_1" not in checkpoint["content"] and [m["content"] for m in kept] == [
-        "epsilon_5 set.",
-        "OK.",
-    ]
+    summary, earlier, checkpoint, *kept = context.history
+    assert summary["content"] == SUMMARY and earlier == first and "alpha_1" in earlier["content"]
+    assert "gamma_3" in checkpoint["content"] and "alpha_1" not in checkpoint["content"]
+    assert [m["content"] for m in kept] == ["epsilon_5 set.", "OK."]
     turns = d.arm.db.execute("SELECT turn_from, turn_to FROM memory_clues ORDER BY id").fetchall()
     assert [tuple(row) for row in turns] == [(0, 1), (2, 3)]
 
@@ -157,8 +157,10 @@ def test_turns_the_arm_folded_before_the_host_are_not_clued_twice(arm_driver, tm
     compact(d, keep_turns=1)  # the host drops turns 0-2: only turn 2 is new to the clues
     context = d.turn("Next.")
     assert context.details["fold"]["turns"] == [2]
-    assert [m["content"] for m in context.history][2:] == ["Note zz3.", "OK."]
-    assert len(context.history) == 4  # summary, turn 2's checkpoint, turn 3 (turns 0-1's checkpoint went)
+    summary, earlier, checkpoint, *kept = context.history
+    assert summary["content"] == SUMMARY and "zz2" in checkpoint["content"]
+    assert "zz0" in earlier["content"]  # turns 0-1's checkpoint, passed on
+    assert [m["content"] for m in kept] == ["Note zz3.", "OK."]
 
 
 def test_a_failed_fold_still_ends_its_compaction(arm_driver, tmp_path):
