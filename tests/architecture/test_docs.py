@@ -7,6 +7,8 @@ import importlib.util
 import re
 from pathlib import Path
 
+import pytest
+
 from tasks.logschema import RECORD_TYPES, schema_markdown
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "ARCHITECTURE.md"
@@ -33,14 +35,30 @@ def test_the_readme_first_paragraph_carries_the_seeds_search_words():
         assert re.search(rf"\b{word}\b", first), word
 
 
-def test_the_readme_peers_tables_are_the_reports_rows() -> None:
-    """The README's peers tables are copied from docs/results-peers/*/report.md, never typed (issue 33)."""
-    script = DOC.parents[1] / "scripts" / "peers_tables.py"
-    spec = importlib.util.spec_from_file_location("peers_tables", script)
+def _readme_tables():
+    script = DOC.parents[1] / "scripts" / "readme_tables.py"
+    spec = importlib.util.spec_from_file_location("readme_tables", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    readme = README.read_text(encoding="utf-8")
-    between = readme.split(module.BEGIN)[1].split(module.END)[0]
-    assert between.strip() == module.section(), "regenerate with: python scripts/peers_tables.py"
-    assert "| langgraph-store-7d | all |" in between and "| `mcp-memory-amnesia` | 2,000 |" in between
+    return module
+
+
+@pytest.mark.parametrize("name", ["peers", "results", "arms"])
+def test_the_readme_results_tables_are_the_reports_rows(name: str) -> None:
+    """The README's results and peers tables and arms/README.md's results table are copied from the reports
+    (docs/results/, docs/results-peers/), never typed (issues 32, 33)."""
+    module = _readme_tables()
+    path = module.SECTIONS[name][0]
+    begin, end = module.markers(name)
+    between = path.read_text(encoding="utf-8").split(begin)[1].split(end)[0]
+    assert between.strip() == module.section(name), "regenerate with: python scripts/readme_tables.py"
+
+
+def test_the_readme_tables_hold_every_arm_of_the_panel() -> None:
+    """A new arm or peer shows up in the tables without anyone listing it."""
+    module = _readme_tables()
+    assert "| langgraph-store-7d | all |" in module.section("peers")
+    assert "| `mcp-memory-amnesia` | 2,000 |" in module.section("peers")
+    for arm in ("claims-bare", "retrieval-whole-entries", "clue-folding"):
+        assert f"| `{arm}` |" in module.section("results") and f"| `{arm}` |" in module.section("arms")
