@@ -108,6 +108,7 @@ def run(
     overwrite: bool = False,
     progress: bool = False,
     report: bool = True,
+    figures: bool = True,
     seeds: Sequence[int] = (),
     epochs: int = 1,
     limit_seed: int = 0,
@@ -116,7 +117,8 @@ def run(
     judge: str | None = None,
 ) -> Path:
     """Replay `tasks` (a file or folder) on every arm with `model`, write the run folder (logs + manifest)
-    and, unless `report=False`, its report in OUT/report; return the run folder. `set_options` are
+    and, unless `report=False`, its report in OUT/report (without figures if `figures=False`); return the
+    run folder. `set_options` are
     `arm.option=value` strings as with `--set`; `task_ids` selects tasks by id (as `--task-id`). An `out`
     that holds an earlier run's logs is refused unless `resume` (continue it) or `overwrite` (replace it).
     `shard="i/N"` runs only shard i of N of the pairs (stable hash; see runners.execute) and builds no
@@ -154,7 +156,7 @@ def run(
     if report and shard is None:  # a shard's report would cover a part of the pairs: report after all shards
         from reports.build import build_report
 
-        build_report(options.out)
+        build_report(options.out, figures=figures)
     return options.out
 
 

@@ -16,6 +16,13 @@ from tasks.errors import ReportInputError
 
 FigureStyleChoice = Literal["report", "paper", "paper-wide"]  # the keys of reports.figures.STYLES
 PrimaryChoice = Literal["rules", "judge"]  # reports.judging.PRIMARIES
+# `report` and `run` alike; the environment variable lets a CI job (or a test session) set it once.
+FIGURES_OPTION = typer.Option(
+    "--figures/--no-figures",
+    envvar="AMNESIA_REPORT_FIGURES",
+    help="Draw the figures (PNG + SVG); --no-figures writes the tables and report.md only (faster, e.g. for "
+    "a CI gate). Env: AMNESIA_REPORT_FIGURES=0.",
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -47,9 +54,10 @@ def register(app: typer.Typer) -> None:
             PrimaryChoice,
             typer.Option(help="Whose verdicts the tables count: the scoring rules', or the --judge model's."),
         ] = "rules",
+        figures: Annotated[bool, FIGURES_OPTION] = True,
     ) -> None:
         """Write summary.csv, per_task.csv, report.md and figures (PNG + SVG) from session logs."""
-        from reports.figurepool import FigurePool
+        from reports.figurepool import WORKERS, FigurePool
 
         chosen = [arm.strip() for arm in arms.split(",")] if arms is not None else []
         if arms is not None and (not all(chosen) or len(set(chosen)) != len(chosen)):
@@ -71,7 +79,7 @@ def register(app: typer.Typer) -> None:
         gc.disable()
         gc.freeze()
         try:
-            with FigurePool(read=runs, style=figure_style) as pool:
+            with FigurePool(WORKERS if figures else 0, read=runs, style=figure_style) as pool:
                 import pandas  # noqa: F401
 
                 gc.freeze()
@@ -91,6 +99,7 @@ def register(app: typer.Typer) -> None:
                     pool=pool,
                     arms=chosen,
                     primary=primary,
+                    figures=figures,
                 )
         finally:
             gc.unfreeze()

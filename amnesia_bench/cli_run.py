@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from amnesia_bench.api import DEFAULT_ARMS, replicates, run_options
+from amnesia_bench.cli_reports import FIGURES_OPTION
 from runners.models.envopts import public_url
 from tasks.errors import BadInput, TaskSetError
 
@@ -62,10 +63,10 @@ def _warn(line: str) -> None:
     typer.echo(f"warning: {line}", err=True)
 
 
-def _build_report(run_dir: Path) -> None:
+def _build_report(run_dir: Path, figures: bool) -> None:
     from reports.build import build_report  # imported here: a run without the report step need not load it
 
-    target = build_report(run_dir)
+    target = build_report(run_dir, figures=figures)
     typer.echo(f"report written to {target}")
 
 
@@ -134,6 +135,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         report: Annotated[bool, typer.Option(help="Build the report after the run.")] = True,
+        figures: Annotated[bool, FIGURES_OPTION] = True,
         progress: Annotated[bool, typer.Option(help="Progress bar on stderr.")] = True,
         base_url: Annotated[
             str | None, typer.Option(help="openai: endpoint (default $OPENAI_BASE_URL, else OpenAI's).")
@@ -214,4 +216,4 @@ def register(app: typer.Typer) -> None:
         if report and shard is not None:
             typer.echo("partial shard: run `amnesia-bench report` on the run folder after all shards")
         elif report:
-            _build_report(out)
+            _build_report(out, figures)

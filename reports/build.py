@@ -187,6 +187,7 @@ def build_report(
     arms: Sequence[str] = (),
     figure_style: str = "report",
     primary: str = "rules",
+    figures: bool = True,
 ) -> Path:
     """Write `out` (default FIRST_RUN/report/) and return it; `references` as in `compute_tables`.
     `progress`: one line per phase on stderr. `workers`: processes drawing the figures while the tables
@@ -195,11 +196,13 @@ def build_report(
     (`FigurePool(read=runs)`); closed at the end. `arms`: only these arms, in this order, in every table and
     figure (default: all, in the runs' order). `figure_style`: a key of reports.figures.STYLES (the report's
     own, or sized for a paper's column), used when the pool is made here (a given pool has its own).
-    `primary`: whose verdicts the tables count, the `rules`' or a model `judge`'s (reports.judging)."""
+    `primary`: whose verdicts the tables count, the `rules`' or a model `judge`'s (reports.judging).
+    `figures=False`: the tables and report.md only, no figures folder (about half a small report's CPU time
+    is matplotlib's; a CI gate reads the tables); no worker is forked unless a `pool` is given."""
     run_dirs = _as_list(runs)
     say = _progress(progress)
     with pool or figurepool.FigurePool(
-        workers, style=figure_style
+        workers if figures else 0, style=figure_style
     ) as pool:  # forked now: matplotlib meanwhile
         data = pool.logs(run_dirs)
         if arms:
@@ -213,13 +216,13 @@ def build_report(
         target = Path(out) if out is not None else run_dirs[0] / "report"
         with staged_folder(target, ".report-") as staging:
             try:
-                _write_report(pool, staging, data, resamples, timeline_task, references, say)
+                _write_report(pool, staging, data, resamples, timeline_task, references, say, figures)
                 if verdicts is not None:
                     _add_judge_section(staging, verdicts, primary)
             except BaseException:
                 pool.close(abort=True)  # no worker may write into the folder being removed
                 raise
-    say("figures drawn")
+    say("figures drawn" if figures else "done (no figures)")
     return target
 
 
@@ -231,12 +234,17 @@ def _write_report(
     timeline_task: str | None,
     references: Sequence[str],
     say: Callable[[str], None],
+    figures: bool = True,
 ) -> None:
-    """Every file of the report into `staging`, the figures drawn by `pool` beside the tables."""
-    folder = staging / "figures"
-    folder.mkdir()
-    names = _draw_from_logs(pool, folder, data, timeline_task)  # drawn beside the tables
-    shown = _draw_from_tables(pool, folder, data.arms)
+    """Every file of the report into `staging`, the figures (if `figures`) drawn by `pool` beside the
+    tables."""
+    names: list[str] = []
+    shown = None
+    if figures:
+        folder = staging / "figures"
+        folder.mkdir()
+        names = _draw_from_logs(pool, folder, data, timeline_task)  # drawn beside the tables
+        shown = _draw_from_tables(pool, folder, data.arms)
     tables = tables_of(data, resamples, references, shown=shown)
     say("tables computed")
     tables.summary.to_csv(staging / "summary.csv", index=False)

@@ -383,7 +383,11 @@ def render(tables: ReportTables, figures: list[str], resamples: int = DEFAULT_RE
     if not tables.paired_mechanisms.empty:
         lines += ["## Paired differences by mechanism", "",
                   paired_markdown(tables.paired_mechanisms, ["mechanism"]), ""]  # fmt: skip
-    lines += ["## Figures", "", _age_note(tables.stale_by_age), ""]
+    lines += ["## Figures", ""]
+    if figures:
+        lines += [_age_note(tables.stale_by_age), ""]
+    else:  # every drawn report has at least the first five figures
+        lines += ["Not drawn: this report was built with `--no-figures` (tables and report.md only).", ""]
     for name, title in FIGURES:
         if name in figures:
             lines += [f"### {title}", "", f"![{title}](figures/{name}.png)", ""]

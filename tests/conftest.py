@@ -34,6 +34,14 @@ TaskDict = dict[str, Any]
 RunLogs = dict[str, list[dict[str, Any]]]
 
 
+# ---- report figures ----------------------------------------------------------------------------------------
+
+# Reports built through the CLI (`run`, `report`) skip their figures (`--no-figures`, by its environment
+# variable): matplotlib was about 40% of the CPU time of the tests that build reports. The tests of a report's
+# figures pass `--figures`; the API's build_report draws unless told not to.
+os.environ.setdefault("AMNESIA_REPORT_FIGURES", "0")
+
+
 # ---- hypothesis example counts -----------------------------------------------------------------------------
 
 # The README's `pytest` runs each property test with EXAMPLE_SHARE of the examples its settings name (at least

@@ -69,7 +69,7 @@ def test_the_console_script_writes_the_report_build_report_writes(
     run_ok(write_tasks(tmp_path / "tasks", small_set_tasks), run)
     expected = build_report(run, out=tmp_path / "alone", resamples=200, workers=0)
     out = tmp_path / "console"
-    report = ["report", str(run), "--out", str(out), "--resamples", "200", "--no-progress"]
+    report = ["report", str(run), "--out", str(out), "--resamples", "200", "--no-progress", "--figures"]
     result = _python(CONSOLE, *report, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert (result.stdout, result.stderr) == (f"report written to {out}\n", "")

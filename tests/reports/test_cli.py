@@ -21,7 +21,7 @@ def run_dir(write_run, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def report_dir(run_dir):
-    result = runner.invoke(app, ["report", str(run_dir), "--resamples", "300"])
+    result = runner.invoke(app, ["report", str(run_dir), "--resamples", "300", "--figures"])
     assert result.exit_code == 0, result.output
     return run_dir / "report"
 
@@ -260,7 +260,7 @@ def test_a_report_of_chosen_arms_in_paper_style(run_dir, tmp_path):
     from PIL import Image
 
     out = tmp_path / "paper"
-    args = ["report", str(run_dir), "--out", str(out), "--resamples", "100", "--no-progress"]
+    args = ["report", str(run_dir), "--out", str(out), "--resamples", "100", "--no-progress", "--figures"]
     result = runner.invoke(app, [*args, "--arms", "amnesia,no-memory", "--figure-style", "paper"])
     assert result.exit_code == 0, result.output
     summary = pd.read_csv(out / "summary.csv")

@@ -249,7 +249,7 @@ def test_a_figure_that_fails_fails_the_report_and_leaves_no_folder(
 def test_report_prints_its_phases_on_stderr_unless_no_progress(write_run, tmp_path):
     run = write_run(tmp_path / "run")
     runner = CliRunner()
-    loud = runner.invoke(app, ["report", str(run), "--resamples", "100"])
+    loud = runner.invoke(app, ["report", str(run), "--resamples", "100", "--figures"])
     assert loud.exit_code == 0, loud.output
     phases = [line.split(" (")[0] for line in loud.stderr.splitlines()]
     assert phases == [
@@ -258,6 +258,20 @@ def test_report_prints_its_phases_on_stderr_unless_no_progress(write_run, tmp_pa
         "report: tables and report.md written",
         "report: figures drawn",
     ]
+    bare = runner.invoke(
+        app, ["report", str(run), "--out", str(tmp_path / "bare"), "--resamples", "100", "--no-figures"]
+    )
+    assert bare.exit_code == 0, bare.output
+    assert bare.stderr.splitlines()[-1].startswith("report: done (no figures)")
+    assert not (tmp_path / "bare" / "figures").exists()
+    text = (tmp_path / "bare" / "report.md").read_text(encoding="utf-8")
+    assert "built with `--no-figures`" in text and "](figures/" not in text
+    drawn = (run / "report" / "report.md").read_text(encoding="utf-8")
+    tables = ["summary.csv", "per_task.csv", "paired.csv", "stale_by_age.csv"]
+    assert all(
+        (tmp_path / "bare" / name).read_bytes() == (run / "report" / name).read_bytes() for name in tables
+    )
+    assert text.split("## Figures")[0] == drawn.split("## Figures")[0]  # the tables are the drawn report's
     bad = runner.invoke(app, ["report", str(tmp_path / "nowhere")])  # bad input: the error line alone
     assert bad.exit_code == 2 and bad.stderr.startswith("error: ") and "report:" not in bad.stderr
     quiet = runner.invoke(app, ["report", str(run), "--resamples", "100", "--no-progress"])
