@@ -10,7 +10,8 @@ together (the longest wins an overlap), as the scripted models look for them.
 The runner logs the result on each `probe` record (`exposed`: {expect, stale, poison} -> the values found,
 in the probe's order); for a log written before that field existed, the pair's summary (`PairSummary`) and
 the viewer (`fill_exposure`) work it out from the probe turn's logged `model_call` messages, by the same
-function.
+function; a probe whose turn has no logged call, or whose first call's messages were not logged, has unknown
+exposure (None), which counts in no exposure rate.
 """
 
 from __future__ import annotations
@@ -64,13 +65,15 @@ class TurnPrompts:
             )
 
     def exposure(self, fields: dict[str, Any]) -> dict[str, list[str]] | None:
-        """A `probe` record's `exposed`, else the values its turn's first prompt exposed; None when that
-        turn has no logged call (unknown)."""
+        """A `probe` record's `exposed`, else the values its turn's first prompt exposed; None (unknown) when
+        that turn has no logged call or its first call has no logged messages: a model call always sends at
+        least the question, so an empty `messages` (a format-1 line without the field) says nothing of what
+        reached the prompt, not that nothing did."""
         found = fields.get("exposed")
         if found is not None:
             return found
         messages = self._first.get((fields["session_index"], fields["turn_index"]))
-        if messages is None:
+        if not messages:
             return None
         return exposed_values(messages, fields["expect"], fields["stale"], fields["poison"])
 

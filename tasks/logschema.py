@@ -416,7 +416,8 @@ SUMMARY_VERSION = 2  # a summary of another version is ignored and worked out ag
 # The columns of a summary's record families, in the order the report's frames hold them (each family's
 # rows: one per model call, injection, probe, memory event). The values are those of the records, except:
 # `block` (the record's block followed by its extra messages' text: all it injected), `item_ids` (the injected
-# items' ids, from `items`), `event` (the memory record type without "memory_")
+# items' ids, from `items`), `event` (the memory record type without "memory_"), the probes' `exposed` (the
+# record's, else worked out from its turn's first prompt: `TurnPrompts.exposure`, None when unknown)
 # and the probes' `tool_calls` (tool calls the model made in the probe's turn). No wall-clock value: a pair's
 # summary is the same in every run of it.
 SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {

@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tasks import logschema
 from tasks.errors import ReportInputError
+from tasks.exposure import KINDS, exposed_values
 from tasks.logschema import (
     SUMMARY_VERSION,
     InjectionRecord,
@@ -56,6 +57,7 @@ RECORDS = st.one_of(
         abstain=st.booleans(), answer=text, classification=st.sampled_from(["correct", "stale", "abstained"]),
         fact_changed_at=maybe_float, mechanism=text,
         evidence_memories=st.none() | st.dictionaries(text, count, max_size=2), gold_answer=st.none() | text,
+        exposed=st.none() | st.fixed_dictionaries({kind: texts for kind in KINDS}),
     ),
     st.builds(
         ToolCall, session_index=small, turn_index=small, call_index=small, round_index=small,
@@ -127,8 +129,40 @@ _FAMILY_TYPES = {"calls": ("model_call",), "injections": ("injection",), "probes
                  "memory": ("memory_write", "memory_touch", "memory_forget", "memory_refused")}  # fmt: skip
 
 
+def _exposure(lines: list[dict], probe: dict) -> dict[str, list[str]] | None:
+    """A probe line's `exposed`, or for one logged without it, the values the first prompt of its turn (the
+    first earlier `model_call` of that session and turn) exposed; None when that prompt is unknown: no such
+    call, or one whose messages were not logged."""
+    if probe.get("exposed") is not None:
+        return probe["exposed"]
+    turn = (probe["session_index"], probe["turn_index"])
+    calls = [
+        line
+        for line in lines[: probe["seq"]]
+        if line["type"] == "model_call" and (line["session_index"], line["turn_index"]) == turn
+    ]
+    if not calls or not calls[0]["messages"]:
+        return None
+    return exposed_values(calls[0]["messages"], probe["expect"], probe["stale"], probe["poison"])
+
+
+def _turn_records(messages: list[dict]) -> list:
+    """A turn's model call with `messages`, then its probe, which was logged without `exposed`."""
+    return [
+        ModelCall(session_index=0, turn_index=2, call_index=0, messages=messages, prompt_tokens=0,
+                  completion_tokens=0),
+        ProbeRecord(session_index=0, turn_index=2, expect=["oolong"], stale=["lapsang"], poison=[],
+                    abstain=False, answer="", classification="correct"),
+    ]  # fmt: skip
+
+
 @settings(max_examples=100, deadline=None)
 @given(records=st.lists(RECORDS, max_size=25))
+# a call that logged no messages: its probe's exposure is unknown (the summary once said "nothing exposed")
+@example(records=_turn_records([]))
+@example(
+    records=_turn_records([{"role": "system", "content": "It is oolong."}, {"role": "user", "content": "?"}])
+)
 def test_each_summary_column_holds_its_records_values_in_order(tmp_path_factory, records):
     """The columns, worked out the plain way: one value per record of the family, in log order."""
     path = _write(tmp_path_factory.mktemp("log") / "pair.jsonl", records, [float(i) for i in range(27)])
@@ -144,6 +178,8 @@ def test_each_summary_column_holds_its_records_values_in_order(tmp_path_factory,
         for name, values in summary[family].items():
             if name == "tool_calls":
                 expected = [tools.get((row["session_index"], row["turn_index"]), 0) for row in rows]
+            elif name == "exposed":
+                expected = [_exposure(lines, row) for row in rows]
             else:
                 expected = [_DERIVED.get(name, lambda row, n=name: row.get(n))(row) for row in rows]
             assert values == expected, (family, name)
