@@ -87,6 +87,7 @@ def main() -> None:
         )
         total = run(work, config, f"full-memory,amnesia,{','.join(PAIRED)}", "run", args.workers, args.limit)
         alone = {arm: run(work, config, arm, arm, args.alone_workers, args.limit) for arm in PAIRED}
+        alone_tasks = {arm: len(list((work / arm / "logs" / arm).glob("*.jsonl"))) for arm in PAIRED}
         seconds: dict[str, list[float]] = defaultdict(list)
         for log in sorted((work / "run" / "logs").glob("*/*.jsonl")):
             last = json.loads(log.read_text(encoding="utf-8").splitlines()[-1])
@@ -99,8 +100,8 @@ def main() -> None:
         ratio = f"{mean / statistics.fmean(seconds[base]):.0f}x" if base and seconds[base] else ""
         print(f"{arm:<20} {len(seconds[arm]):>5} {mean:>8.3f} {ratio:>13}")
     print(f"whole run (4 arms, {args.workers} worker(s)): {total:.1f} s")
-    tasks = len(seconds["full-memory"])
     for arm, wall in alone.items():
+        tasks = alone_tasks[arm]
         verdict = "under" if wall < GOAL_SECONDS else "over"
         print(
             f"{arm} alone, {tasks} tasks, {args.alone_workers} workers: {wall:.1f} s ({verdict} the minute)"
