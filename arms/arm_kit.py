@@ -18,17 +18,22 @@ T = TypeVar("T")
 
 
 def scope_for(spec: RememberSpec, session: SessionInfo) -> tuple[str, str | None]:
-    """(scope, owner_id) of a write: the spec's scope, else workspace for the main agent and session
-    for a sub."""
-    scope = spec.scope or ("session" if session.agent == "sub" else "workspace")
-    return scope, (session.session_id if scope == "session" else None)
+    """(scope, owner_id) of a write: the spec's scope, else workspace for the main agent, session for a sub
+    and team for a team agent (only arms with `TEAMS` see one); a session write is owned by the session, a
+    team write by the team."""
+    scope = spec.scope or {"sub": "session", "team": "team"}.get(session.agent, "workspace")
+    return scope, {"session": session.session_id, "team": session.team}.get(scope)
 
 
 def visible_to(scope: str, owner_id: str | None, session: SessionInfo) -> bool:
-    """A sub-agent sees only its own session memories; the main agent sees workspace + its session's."""
+    """A sub-agent sees only its own session memories, a team agent those and its team's; the main agent
+    sees workspace + its session's."""
+    own = scope == "session" and owner_id == session.session_id
     if session.agent == "sub":
-        return scope == "session" and owner_id == session.session_id
-    return scope == "workspace" or owner_id == session.session_id
+        return own
+    if session.agent == "team":
+        return own or (scope == "team" and session.team is not None and owner_id == session.team)
+    return scope == "workspace" or own
 
 
 def forget_selects(

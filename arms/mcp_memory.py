@@ -100,9 +100,13 @@ class McpMemoryArm(OwnStoreArm):
         self.profile: Profile | None = (
             None if self.config.profile == AMNESIA else load_profile(self.config.profile)
         )
+        # Our server has team callers (`mcp --team`); the profile servers have no scopes, so with them the
+        # harness shows a team agent as a sub-agent (arms.base.arm_session), as to every arm without teams.
+        self.TEAMS = self.profile is None
         self.session: SessionInfo | None = None
         self.entries: dict[str, _Entry] = {}
-        self.connections: dict[tuple[str | None, bool], McpConnection] = {}  # (owner, sub-agent) -> server
+        # (owner, sub-agent, team) -> the server of that caller
+        self.connections: dict[tuple[str | None, bool, str | None], McpConnection] = {}
         self._next_id = 1
 
     def describe(self) -> dict[str, Any]:
@@ -126,15 +130,18 @@ class McpMemoryArm(OwnStoreArm):
         self.session = session
 
     def end_session(self, session: SessionInfo) -> None:
+        ends_team = session.team is not None and session.ends_team
         if self.profile is None:
-            if session.agent == "sub":  # the sub-agent's memories end with it (in process: end_agent)
-                server = self._connection(session.session_id, sub=True)
-                server.call_checked("amnesia_forget", {"all": True, "confirm": True})
-            for caller in [(session.session_id, False), (session.session_id, True)]:
-                if caller in self.connections:
-                    self.connections.pop(caller).close()
+            forget_all = {"all": True, "confirm": True}
+            if session.agent != "main":  # a sub-agent's or teammate's session ends with it (end_agent)
+                self._own_server(session).call_checked("amnesia_forget", {**forget_all, "scope": "session"})
+            if ends_team:  # the team's shared memories end with the session that closes it (end_team)
+                self._own_server(session).call_checked("amnesia_forget", {**forget_all, "scope": "team"})
+            for caller in [caller for caller in self.connections if caller[0] == session.session_id]:
+                self.connections.pop(caller).close()
         for item_id, entry in list(self.entries.items()):
-            if entry.scope == "session" and entry.owner_id == session.session_id:
+            ended = entry.scope == "session" and entry.owner_id == session.session_id
+            if ended or (ends_team and entry.scope == "team" and entry.owner_id == session.team):
                 self._drop(item_id, "agent-disposed", call_server=self.profile is not None)
         self.session = None
 
@@ -203,9 +210,7 @@ class McpMemoryArm(OwnStoreArm):
             arguments["ttl"] = float(MAX_DURATION_SECONDS) if spec.ttl == NEVER else spec.ttl
         # A workspace write goes through the main agent's server, also when a sub-agent makes it (the task
         # says so: the in-process engine takes it; a sub-agent's own server would refuse it).
-        server = self._connection(None, sub=False)
-        if scope == "session":
-            server = self._connection(session.session_id, sub=session.agent == "sub")
+        server = self._connection(None, sub=False) if scope == "workspace" else self._own_server(session)
         answer, failed = server.call_tool("amnesia_remember", arguments)
         if failed or not isinstance(answer, dict) or "id" not in answer:
             reason = answer.get("error", answer) if isinstance(answer, dict) else answer
@@ -295,21 +300,27 @@ class McpMemoryArm(OwnStoreArm):
         self.memlog.forget(item_id, entry.content, reason=reason)
 
     def _current_server(self, session: SessionInfo) -> McpConnection:
-        """The amnesia server of the current caller: the sub-agent's own; for the main agent, its session's
-        when the session wrote a session memory, else the plain main agent's (which sees the same then)."""
-        if session.agent == "sub":
-            return self._connection(session.session_id, sub=True)
-        if (session.session_id, False) in self.connections:
-            return self.connections[(session.session_id, False)]
-        return self._connection(None, sub=False)
+        """The amnesia server of the current caller: a sub-agent's or teammate's own; for the main agent, its
+        session's when the session wrote a session memory, else the plain main agent's (which sees the same
+        then)."""
+        if session.agent != "main":
+            return self._own_server(session)
+        return self.connections.get((session.session_id, False, None)) or self._connection(None, sub=False)
 
-    def _connection(self, owner: str | None, *, sub: bool) -> McpConnection:
-        found = self.connections.get((owner, sub))
+    def _own_server(self, session: SessionInfo) -> McpConnection:
+        """The server whose caller is this session's agent: the main agent in the session, the sub-agent, or
+        the teammate in its team."""
+        team = session.team if session.agent == "team" else None
+        return self._connection(session.session_id, sub=session.agent == "sub", team=team)
+
+    def _connection(self, owner: str | None, *, sub: bool, team: str | None = None) -> McpConnection:
+        found = self.connections.get((owner, sub, team))
         if found is not None:
             return found
         ctx = self.context()
         if self.profile is None:
             label = AMNESIA + (f" {owner}" if owner else "") + (" sub-agent" if sub else "")
+            label += f" team {team}" if team else ""
             command = shlex.split(self.config.command) or [sys.executable, "-m", "amnesia.cli"]
             command += [
                 "--db",
@@ -322,6 +333,7 @@ class McpMemoryArm(OwnStoreArm):
             command += ["mcp", "--max-source", "user"]
             command += ["--owner", owner] if owner else []
             command += ["--sub-agent"] if sub else []
+            command += ["--team", team] if team else []
             env = {
                 k: v for k, v in os.environ.items() if not k.startswith("AMNESIA_")
             }  # the defaults, as in process
@@ -346,7 +358,7 @@ class McpMemoryArm(OwnStoreArm):
         connection = McpConnection(
             label, command, env=env, cwd=ctx.workdir, timeout=self.config.timeout, on_call=self._log_call
         )
-        self.connections[(owner, sub)] = connection.open()
+        self.connections[(owner, sub, team)] = connection.open()
         connection.require(*required)
         return connection
 

@@ -2,7 +2,8 @@
 # The end-to-end check of the `mcp-memory` arm (issue 33), called by .ci/run: install the official npm
 # server-memory into a temporary prefix, run a short task sample through it beside full-memory, then the same
 # sample through our own MCP server (profile amnesia) beside the in-process amnesia arm, with every shipped task
-# that has an untrusted write (`source: auto`, whose trust must cross the wire), and check that every pair
+# that has an untrusted write (`source: auto`, whose trust must cross the wire) or a team agent (whose team's
+# memories must reach its teammates through their own servers, `mcp --team`), and check that every pair
 # finished, that the wire was logged, and that amnesia over MCP classified every probe as in process.
 # Exits non-zero on any failure; everything is written to a temporary folder.
 set -euo pipefail
@@ -19,7 +20,7 @@ amnesia-bench run "${sample[@]}" --group helpful,harmful --arms mcp-memory,full-
 amnesia-bench run "${sample[@]}" --group helpful,harmful,mixed --arms mcp-memory,amnesia \
     --set mcp-memory.profile=amnesia --out "$out/amnesia-run"
 untrusted=()
-for file in $(grep -l "source: auto" tasks/helpful/*.yaml tasks/harmful/*.yaml tasks/mixed/*.yaml); do
+for file in $(grep -lE "source: auto|agent: team" tasks/helpful/*.yaml tasks/harmful/*.yaml tasks/mixed/*.yaml); do
     group="$(basename "$(dirname "$file")")"
     untrusted+=(--task-id "$group/$(basename "$file" .yaml)")
 done

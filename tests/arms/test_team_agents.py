@@ -58,3 +58,32 @@ def test_an_arm_that_does_not_know_teams_sees_a_team_agent_as_a_sub_agent() -> N
     knows, does_not = create_arm("amnesia", {}), create_arm("retrieval", {})
     assert dataclasses.astuple(arm_session(knows, 0, session)) == (0, "s0", "team", 0.0, "atlas", False)
     assert dataclasses.astuple(arm_session(does_not, 0, session)) == (0, "s0", "sub", 0.0, None, False)
+
+
+def test_the_kit_gives_a_team_agent_its_session_and_its_team_only() -> None:
+    from arms.arm_kit import scope_for, visible_to
+    from arms.base import SessionInfo
+    from tasks.spec import RememberSpec
+
+    teammate = SessionInfo(1, "s1", "team", 0.0, team="atlas")
+    assert scope_for(RememberSpec("schema kestrel"), teammate) == ("team", "atlas")
+    assert scope_for(RememberSpec("scratch", scope="session"), teammate) == ("session", "s1")
+    sees = {
+        (scope, owner): visible_to(scope, owner, teammate)
+        for scope, owner in [("team", "atlas"), ("team", "docs"), ("session", "s1"), ("session", "s2")]
+    }
+    assert sees == {
+        ("team", "atlas"): True,
+        ("team", "docs"): False,
+        ("session", "s1"): True,
+        ("session", "s2"): False,
+    }
+    assert not visible_to("workspace", None, teammate)
+    main = SessionInfo(2, "atlas", "main", 0.0)  # a session named like the team sees nothing of the team's
+    assert not visible_to("team", "atlas", main) and visible_to("session", "atlas", main)
+
+
+def test_mcp_memory_knows_teams_only_through_our_own_server() -> None:
+    # our server has team callers (`mcp --team`); server-memory has no scopes: teammates are sub-agents
+    assert create_arm("mcp-memory", {"profile": "amnesia"}).TEAMS
+    assert not create_arm("mcp-memory", {}).TEAMS
