@@ -4,8 +4,10 @@
     python scripts/readme_tables.py --check   # exit 1 when a file is not what the reports give
 
 Each section lies between `<!-- NAME:begin -->` and `<!-- NAME:end -->` of its file:
-- `results` (README.md) and `arms` (arms/README.md): from docs/results/report.md, the shipped-set panel
-  (commands in the README's Results section);
+- `results` (README.md) and `arms` (arms/README.md): from docs/results/report.md, the shipped-set panel;
+- `ttl` (README.md): from docs/results-ttl/POLICY/report.md, one report per ttl policy;
+- `generated` (README.md): from docs/results-generated/report.md, the 900 generated tasks
+  (scripts/regenerate_results.sh runs all of these);
 - `peers` (README.md): from docs/results-peers/{shipped,locomo}/report.md (commands in
   docs/results-peers/README.md).
 
@@ -27,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PANEL = ROOT / "docs" / "results" / "report.md"
 PEERS = ROOT / "docs" / "results-peers"
+TTL = ROOT / "docs" / "results-ttl"
+TTL_POLICIES = ("task", "fixed:1d", "fixed:7d", "fixed:30d", "noisy:1")
 
 EXPOSURE = "## Exposure by arm and group: what reached the prompt (model-free)"
 ANSWERS = "## Answers by arm and group (`all` = overall)"
@@ -59,6 +63,8 @@ class Column(NamedTuple):
     """As Copy.where; with the arm, it must pick exactly one row."""
     source: str
     """The report column whose cell is copied."""
+    also: tuple[str, ...] = ()
+    """Further columns of the same row, their cells appended after `; ` (the header says which)."""
 
 
 class Pivot(NamedTuple):
@@ -74,6 +80,22 @@ class Pivot(NamedTuple):
     """The columns after `arm`."""
 
 
+class Across(NamedTuple):
+    """One row per report (each under its label), one cell per Column, from the first table under `heading` of
+    each report: the same statistic from runs that differ in one setting."""
+
+    caption: str
+    """The line printed above the table."""
+    corner: str
+    """The header of the label column."""
+    reports: tuple[tuple[str, Path], ...]
+    """(label, report.md), one table row each."""
+    heading: str
+    """The section heading, as the reports print it."""
+    columns: tuple[Column, ...]
+    """The columns after the label; each must pick exactly one row of each report."""
+
+
 def _all(column: str) -> Where:
     return ((column, ("all",)),)
 
@@ -84,7 +106,7 @@ def _panel_model(model: str, group: str) -> Where:
 
 UNIFORM, NEWEST, TEMPORAL = "scripted/uniform", "scripted:newest", "scripted:temporal"
 
-SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot, ...]]] = {
+SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot | Across, ...]]] = {
     "results": (
         README,
         (
@@ -98,12 +120,16 @@ SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot, ...]]] = {
                 "**Answers** (all groups, per scripted model; false forgetting is of helpful-group probes):",
                 PANEL,
                 BY_MODEL,
-                tuple(
-                    Column(f"{metric} `{label}`", _panel_model(model, "all"), metric)
-                    for metric in ("success", "stale-error")
-                    for label, model in (("scripted", UNIFORM), ("newest", NEWEST), ("temporal", TEMPORAL))
-                )
-                + (
+                (
+                    *(
+                        Column(f"{metric} `{label}`", _panel_model(model, "all"), metric)
+                        for metric in ("success", "stale-error")
+                        for label, model in (
+                            ("scripted", UNIFORM),
+                            ("newest", NEWEST),
+                            ("temporal", TEMPORAL),
+                        )
+                    ),
                     Column("false-forgetting `scripted`", _panel_model(UNIFORM, "all"), "false-forgetting"),
                     Column("context tokens/task", _panel_model(UNIFORM, "all"), "context tokens/task"),
                 ),
@@ -125,6 +151,57 @@ SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot, ...]]] = {
                 PANEL,
                 PAIRED_MECHANISM,
                 (("arm − reference", ("amnesia − full-memory",)), ("metric", ("success_rate",))),
+            ),
+        ),
+    ),
+    "ttl": (
+        README,
+        (
+            Across(
+                "Success, paired against `full-memory` (difference [95% CI]; p; tasks (differ); significant "
+                "by the rule), one report per policy (docs/results-ttl/):",
+                "policy",
+                tuple(
+                    (f"`{policy}`", TTL / policy.replace(":", "-") / "report.md") for policy in TTL_POLICIES
+                ),
+                PAIRED,
+                tuple(
+                    Column(
+                        f"`{arm}` {group}",
+                        (
+                            ("arm − reference", (f"{arm} − full-memory",)),
+                            ("group", (group,)),
+                            ("metric", ("success_rate",)),
+                        ),
+                        "difference [95% CI]",
+                        ("p (sign-flip)", "tasks (differ)", "significant"),
+                    )
+                    for arm, group in (
+                        ("amnesia", "helpful"),
+                        ("amnesia", "harmful"),
+                        ("amnesia", "all"),
+                        ("amnesia-hard-ttl", "helpful"),
+                        ("amnesia-hard-ttl", "all"),
+                    )
+                ),
+            ),
+        ),
+    ),
+    "generated": (
+        README,
+        (
+            Pivot(
+                "Answers (both scripted models pooled), from docs/results-generated/report.md:",
+                ROOT / "docs" / "results-generated" / "report.md",
+                ANSWERS,
+                (
+                    *(
+                        Column(f"success {group}", (("group", (group,)),), "success")
+                        for group in ("helpful", "harmful", "mixed", "all")
+                    ),
+                    Column("stale-error", _all("group"), "stale-error"),
+                    Column("false forgetting", _all("group"), "false-forgetting"),
+                ),
             ),
         ),
     ),
@@ -214,27 +291,42 @@ def _matches(row: dict[str, str], where: Where, report: Path) -> bool:
     return True
 
 
-def render(table: Copy | Pivot) -> str:
+def _cell(rows: list[dict[str, str]], column: Column, where: Where, report: Path, heading: str) -> str:
+    found = [row for row in rows if _matches(row, where, report)]
+    if len(found) != 1:
+        raise SystemExit(f"{report}: {len(found)} rows under {heading!r} match {where}")
+    return "; ".join(found[0][name] for name in (column.source, *column.also))
+
+
+def _markdown(corner: str, columns: tuple[Column, ...], body: list[str]) -> list[str]:
+    return [
+        f"| {corner} | " + " | ".join(column.header for column in columns) + " |",
+        "|---|" + "---|" * len(columns),
+        *body,
+    ]
+
+
+def render(table: Copy | Pivot | Across) -> str:
     """The caption and the Markdown table."""
+    if isinstance(table, Across):
+        body = []
+        for label, report in table.reports:
+            rows = report_table(report, table.heading)[1]
+            cells = [_cell(rows, column, column.where, report, table.heading) for column in table.columns]
+            body.append(f"| {label} | " + " | ".join(cells) + " |")
+        return "\n".join([table.caption, "", *_markdown(table.corner, table.columns, body)])
     head, rows = report_table(table.report, table.heading)
     if isinstance(table, Copy):
         kept = [row[""] for row in rows if _matches(row, table.where, table.report)]
         return "\n".join([table.caption, "", *head, *kept])
-    arms = list(dict.fromkeys(row["arm"] for row in rows))
-    lines = [
-        "| arm | " + " | ".join(column.header for column in table.columns) + " |",
-        "|---|" + "---|" * len(table.columns),
-    ]
-    for arm in arms:
-        cells = []
-        for column in table.columns:
-            where = (*column.where, ("arm", (arm,)))
-            found = [row for row in rows if _matches(row, where, table.report)]
-            if len(found) != 1:
-                raise SystemExit(f"{table.report}: {len(found)} rows under {table.heading!r} match {where}")
-            cells.append(found[0][column.source])
-        lines.append(f"| `{arm}` | " + " | ".join(cells) + " |")
-    return "\n".join([table.caption, "", *lines])
+    body = []
+    for arm in dict.fromkeys(row["arm"] for row in rows):
+        cells = [
+            _cell(rows, column, (*column.where, ("arm", (arm,))), table.report, table.heading)
+            for column in table.columns
+        ]
+        body.append(f"| `{arm}` | " + " | ".join(cells) + " |")
+    return "\n".join([table.caption, "", *_markdown("arm", table.columns, body)])
 
 
 def section(name: str) -> str:

@@ -44,10 +44,10 @@ def _readme_tables():
     return module
 
 
-@pytest.mark.parametrize("name", ["peers", "results", "arms"])
+@pytest.mark.parametrize("name", ["peers", "results", "ttl", "generated", "arms"])
 def test_the_readme_results_tables_are_the_reports_rows(name: str) -> None:
-    """The README's results and peers tables and arms/README.md's results table are copied from the reports
-    (docs/results/, docs/results-peers/), never typed (issues 32, 33)."""
+    """The README's results, ttl, generated and peers tables and arms/README.md's results table are copied
+    from the reports (docs/results*/), never typed (issues 32, 33)."""
     module = _readme_tables()
     path = module.SECTIONS[name][0]
     begin, end = module.markers(name)
@@ -58,7 +58,7 @@ def test_the_readme_results_tables_are_the_reports_rows(name: str) -> None:
 def test_the_readme_tables_hold_every_arm_of_the_panel() -> None:
     """A new arm or peer shows up in the tables without anyone listing it."""
     module = _readme_tables()
-    assert "| langgraph-store-7d | all |" in module.section("peers")
-    assert "| `mcp-memory-amnesia` | 2,000 |" in module.section("peers")
+    peers, results, arms = (module.section(name) for name in ("peers", "results", "arms"))
+    assert "| langgraph-store-7d | all |" in peers and "| `mcp-memory-amnesia` | 2,000 |" in peers
     for arm in ("claims-bare", "retrieval-whole-entries", "clue-folding"):
-        assert f"| `{arm}` |" in module.section("results") and f"| `{arm}` |" in module.section("arms")
+        assert f"| `{arm}` |" in results and f"| `{arm}` |" in arms
