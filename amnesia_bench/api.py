@@ -124,10 +124,10 @@ def run(
     `shard="i/N"` runs only shard i of N of the pairs (stable hash; see runners.execute) and builds no
     report (report the folder after all shards), `executor="dask"` or `"dask=ADDRESS"` runs them on a Dask
     cluster (the `[dask]` extra). Raises `tasks.errors.BadInput` before writing anything when an input is
-    wrong, and `tasks.errors.PairsFailed` (no report) when pairs stopped on a failed model call. `judge`:
-    a model spec whose verdict on each probe answer is logged beside the rules' (tasks.judge).
-    `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E] (see `replicates`) and report them
-    together."""
+    wrong, and `tasks.errors.PairsFailed` (no report) when pairs stopped on a failed model call or arm
+    backend. `judge`: a model spec whose verdict on each probe answer is logged beside the rules'
+    (tasks.judge). `seeds`/`epochs` run every (seed, epoch) into OUT/seed-S[-epoch-E] (see `replicates`)
+    and report them together."""
     from runners.runner import raise_if_failed
     from runners.runner import run as run_pairs
 

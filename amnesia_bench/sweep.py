@@ -232,7 +232,7 @@ def run_sweep(
     """Run (or continue: every point resumes) the chosen points into OUT/points/<id>/, in plan order, so that
     a shared arm's holder runs before the points that link its logs (a point run before its holder replays
     the shared arms itself: the same pairs, the same logs). `PairsFailed` after the last point when a model
-    error stopped a pair (running the sweep again replays only those)."""
+    or arm backend error stopped a pair (running the sweep again replays only those)."""
     every = [
         dataclasses.replace(
             run_options(
@@ -263,5 +263,5 @@ def run_sweep(
         summaries.append(summary)
         if announce is not None:
             announce(point, summary)
-    raise_if_failed(summaries)  # as `run`: a pair stopped by a model error fails the sweep, once all ran
+    raise_if_failed(summaries)  # as `run`: a pair stopped by a model or arm backend error fails the sweep
     return summaries

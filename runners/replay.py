@@ -195,8 +195,8 @@ class _SinceStart:
 
 def replay_pair(job: PairJob, model: Model) -> tuple[int, int]:
     """Replay one pair into its log file (truncated first); its last record is `task_end` iff it completed.
-    A failed model call (`ModelFailed`) ends the pair with a `pair_error` record instead. Returns (model
-    calls, probes)."""
+    A failed model call (`ModelFailed`) or arm backend (`ArmFailed`) ends the pair with a `pair_error` record
+    instead. Returns (model calls, probes)."""
     started = time.perf_counter()
     model = _CheckedModel(model)  # the arm's own calls go through it too
     task = job.task
