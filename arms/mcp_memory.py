@@ -12,10 +12,11 @@ at the end of the task. The harness's events become the server's tools through a
 - `amnesia`: our own `dsh-memory-forget mcp` (started as `python -m amnesia.cli` unless `command` is given) on
   a SQLite file, following the simulated clock through `--clock-file`, and started with `--max-source user`
   so that each write carries the task's source (trust) as in process. Its caller is fixed when it starts, so
-  the arm starts one server per caller on the same file: the main agent, each sub-agent session, and a main
-  session that writes a session memory. Writes are `amnesia_remember`, the block is the
-  `amnesia://memory/block` resource (reading it is an injection, as `select_for_injection` is in process), a
-  sub-agent's memories go with `amnesia_forget all` when its session ends.
+  the arm starts one server per caller on the same file: the main agent, each sub-agent session, each team
+  agent (`--team`: this profile knows teams), and a main session that writes a session memory. Writes are
+  `amnesia_remember`, the block is the `amnesia://memory/block` resource (reading it is an injection, as
+  `select_for_injection` is in process), a sub-agent's or teammate's session memories go with `amnesia_forget
+  all` (scope session) when its session ends, a team's (scope team) when the session that closes it ends.
 
 Scopes and forget selectors of the profile servers (which have no notion of them) are resolved by the arm's
 own index, as every own-store arm does (`arms.arm_kit`). Every request is logged as an `arm_call` record;
