@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import sys
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -96,6 +97,14 @@ class Across(NamedTuple):
     """The columns after the label; each must pick exactly one row of each report."""
 
 
+class Measured(NamedTuple):
+    """The line that says at which commit and on how many tasks the reports' runs were made, read from each
+    report's "Runs, model and task set" section (so prose never carries a stale commit)."""
+
+    reports: tuple[Path, ...]
+    """The report.md files whose runs the tables show."""
+
+
 def _all(column: str) -> Where:
     return ((column, ("all",)),)
 
@@ -106,10 +115,11 @@ def _panel_model(model: str, group: str) -> Where:
 
 UNIFORM, NEWEST, TEMPORAL = "scripted/uniform", "scripted:newest", "scripted:temporal"
 
-SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot | Across, ...]]] = {
+SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot | Across | Measured, ...]]] = {
     "results": (
         README,
         (
+            Measured((PANEL,)),
             Copy(
                 "**Exposure** (model-free; all groups; of the probes that list such a value):",
                 PANEL,
@@ -157,6 +167,7 @@ SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot | Across, ...]]] = {
     "ttl": (
         README,
         (
+            Measured(tuple(TTL / policy.replace(":", "-") / "report.md" for policy in TTL_POLICIES)),
             Across(
                 "Success, paired against `full-memory` (difference [95% CI]; p; tasks (differ); significant "
                 "by the rule), one report per policy (docs/results-ttl/):",
@@ -190,6 +201,7 @@ SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot | Across, ...]]] = {
     "generated": (
         README,
         (
+            Measured((ROOT / "docs" / "results-generated" / "report.md",)),
             Pivot(
                 "Answers (both scripted models pooled), from docs/results-generated/report.md:",
                 ROOT / "docs" / "results-generated" / "report.md",
@@ -208,6 +220,7 @@ SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot | Across, ...]]] = {
     "arms": (
         ROOT / "arms" / "README.md",
         (
+            Measured((PANEL,)),
             Pivot(
                 'Answers of `scripted` (uniform choice), from docs/results/report.md\'s "Results by model":',
                 PANEL,
@@ -306,8 +319,30 @@ def _markdown(corner: str, columns: tuple[Column, ...], body: list[str]) -> list
     ]
 
 
-def render(table: Copy | Pivot | Across) -> str:
-    """The caption and the Markdown table."""
+def _runs(report: Path) -> tuple[set[str], set[str]]:
+    """The commits and the task counts of a report's runs."""
+    text = report.read_text(encoding="utf-8")
+    runs = text.split("\n## Runs, model and task set\n", 1)[-1].split("\n## ", 1)[0]
+    commits = set(re.findall(r", commit ([0-9a-f]{7})[0-9a-f]*,", runs))
+    tasks = set(re.findall(r"^Task set `[^`]*`: ([0-9,]+) tasks", runs, flags=re.MULTILINE))
+    if not commits or not tasks:
+        raise SystemExit(f"{report}: no run commit or task count under 'Runs, model and task set'")
+    return commits, tasks
+
+
+def render(table: Copy | Pivot | Across | Measured) -> str:
+    """The caption and the Markdown table (or, for Measured, the line)."""
+    if isinstance(table, Measured):
+        commits: set[str] = set()
+        tasks: set[str] = set()
+        for report in table.reports:
+            more_commits, more_tasks = _runs(report)
+            commits |= more_commits
+            tasks |= more_tasks
+        return (
+            f"Measured at commit {', '.join(f'`{commit}`' for commit in sorted(commits))} "
+            f"on {' and '.join(sorted(tasks))} tasks (the reports' run records)."
+        )
     if isinstance(table, Across):
         body = []
         for label, report in table.reports:
