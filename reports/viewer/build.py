@@ -38,7 +38,9 @@ _DROPPED_KEYS = ("v", "arm", "task_id")  # the same for every record of a pair: 
 _COUNTED = (
     "tasks",
     "probes",
-    "expect_probes",
+    "expect_probes",  # these three: probes listing such values whose exposure is known (as in the report)
+    "stale_exposure_probes",
+    "poison_exposure_probes",
     "expected_exposed",
     "stale_exposed",
     "poison_exposed",
@@ -72,8 +74,8 @@ class Column:
 # The shares the summary gives with a 95% CI: name -> (numerator, denominator) of `_pair_counts`.
 _SHARES = {
     "expected_exposed": ("expected_exposed", "expect_probes"),
-    "stale_exposed": ("stale_exposed", "stale_probes"),
-    "poison_exposed": ("poison_exposed", "poison_probes"),
+    "stale_exposed": ("stale_exposed", "stale_exposure_probes"),
+    "poison_exposed": ("poison_exposed", "poison_exposure_probes"),
     "success": ("correct", "probes"),
     "stale_error": ("stale_errors", "stale_probes"),
     "poison_error": ("poison_errors", "poison_probes"),
@@ -148,12 +150,16 @@ def _pair_counts(records: list[dict[str, Any]]) -> dict[str, int]:
     probes = [r for r in records if r["type"] == ProbeRecord.TYPE]
     calls = [r for r in records if r["type"] == ModelCall.TYPE]
     classes = [p["classification"] for p in probes]
-    exposed = [p.get("exposed") or {} for p in probes]  # filled in for older logs (`_read_pairs`)
+    # filled in for older logs (`_read_pairs`); a probe whose exposure is unknown (None) counts in no
+    # exposure share, as in the report (`reports.metrics.probe_flags`)
+    known = [p for p in probes if p.get("exposed") is not None]
     return {
         "tasks": 1,
         "probes": len(probes),
-        "expect_probes": sum(bool(p["expect"]) for p in probes),
-        **{f"{name}_exposed": sum(bool(found.get(kind)) for found in exposed) for kind, name in _EXPOSED},
+        "expect_probes": sum(bool(p["expect"]) for p in known),
+        "stale_exposure_probes": sum(bool(p["stale"]) for p in known),
+        "poison_exposure_probes": sum(bool(p["poison"]) for p in known),
+        **{f"{name}_exposed": sum(bool(p["exposed"][kind]) for p in known) for kind, name in _EXPOSED},
         "correct": classes.count("correct"),
         "stale_probes": sum(bool(p["stale"]) for p in probes),
         "stale_errors": sum(bool(p["stale"]) and p["classification"] == "stale" for p in probes),

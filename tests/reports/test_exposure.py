@@ -119,3 +119,38 @@ def test_the_viewer_counts_exposure_from_old_and_new_logs_alike(panel: Path, tmp
         mine = [p for p in probes if p["arm"] == row["column"]]
         assert row["stale_exposed"] == sum(bool(p["exposed"]["stale"]) for p in mine)
         assert row["expected_exposed"] == sum(bool(p["exposed"]["expect"]) for p in mine)
+
+
+def test_a_probe_of_unknown_exposure_counts_in_no_rate_of_the_report_or_the_viewer(
+    panel: Path, tmp_path: Path
+) -> None:
+    """An old log whose model calls carry no `messages`: what reached its probes' prompts is unknown, not
+    "nothing", so the report and the viewer rate exposure on the other probes only."""
+    from reports.viewer.build import build_viewer
+
+    old = _without_exposure(panel, tmp_path / "old")
+    unlogged = sorted((old / "logs" / "full-memory").glob("*.jsonl"))[0]
+    records = [json.loads(line) for line in unlogged.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        record.pop("messages", None)
+    unlogged.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    exposures = [p["exposed"] for p in fill_exposure(read_log(unlogged)) if p["type"] == "probe"]
+    assert exposures and all(found is None for found in exposures)
+
+    probes = [r for path in sorted(panel.rglob("*.jsonl")) for r in read_log(path) if r["type"] == "probe"]
+    mine = [r for r in probes if r["arm"] == "full-memory"]
+    known = [r for r in mine if r["task_id"] != records[0]["task_id"]]
+    assert any(r["expect"] and r["exposed"]["expect"] for r in mine if r not in known)  # a held value unseen
+    report = compute_tables(old, resamples=50).summary.set_index(["arm", "group"]).loc[("full-memory", "all")]
+    build_viewer([old], tmp_path / "site")
+    script = (tmp_path / "site" / "data" / "index.js").read_text(encoding="utf-8")
+    index = json.loads(script.removeprefix("AmnesiaViewer.index(").removesuffix(");\n"))
+    viewer = next(r for r in index["summary"] if (r["column"], r["group"]) == ("full-memory", "all"))
+    for kind, rate, held, listing in (
+        ("expect", "expected_exposed_rate", "expected_exposed", "expect_probes"),
+        ("stale", "stale_exposed_rate", "stale_exposed", "stale_exposure_probes"),
+    ):
+        lists = [r for r in known if r[kind]]
+        expected = len([r for r in lists if r["exposed"][kind]]) / len(lists)
+        assert report[rate] == pytest.approx(expected)
+        assert viewer[held] / viewer[listing] == pytest.approx(expected)

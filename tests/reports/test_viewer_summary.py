@@ -15,7 +15,14 @@ from amnesia_bench.cli import app
 from tasks.failures import FAILURE_CODES
 
 ARMS = "no-memory,full-memory,amnesia"
-SHARES = {"success": "success_rate", "stale_error": "stale_error_rate", "poison_error": "poison_error_rate"}
+SHARES = {
+    "success": "success_rate",
+    "stale_error": "stale_error_rate",
+    "poison_error": "poison_error_rate",
+    "expected_exposed": "expected_exposed_rate",
+    "stale_exposed": "stale_exposed_rate",
+    "poison_exposed": "poison_exposed_rate",
+}
 
 
 def _index(site: Path) -> dict:
