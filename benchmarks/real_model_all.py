@@ -59,7 +59,8 @@ def tasks_having(names: list[str]) -> list[str]:
 def run_command(args: argparse.Namespace, run_dir: Path, task_ids: list[str]) -> list[str]:
     """The `amnesia-bench run` of this benchmark (no report: the last step builds it)."""
     command = [
-        *("amnesia-bench", "run", "--tasks", str(REPO / "tasks"), "--arms", ARMS, "--model", args.model),
+        # relative to REPO (the run's cwd), so the manifest and report name the shipped set as `tasks`
+        *("amnesia-bench", "run", "--tasks", "tasks", "--arms", ARMS, "--model", args.model),
         *("--out", str(run_dir), "--workers", str(args.workers), "--no-report", "--no-progress"),
         "--resume" if args.resume else "--overwrite",
     ]
