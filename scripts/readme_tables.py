@@ -9,7 +9,9 @@ Each section lies between `<!-- NAME:begin -->` and `<!-- NAME:end -->` of its f
 - `generated` (README.md): from docs/results-generated/report.md, the 900 generated tasks
   (scripts/regenerate_results.sh runs all of these);
 - `peers` (README.md): from docs/results-peers/{shipped,locomo}/report.md (commands in
-  docs/results-peers/README.md).
+  docs/results-peers/README.md);
+- `real-model` (README.md): from docs/results-real-model/report.md, every shipped task on SmolLM2-135M
+  (benchmarks/real_model_all.py; command in docs/results-real-model/README.md).
 
 A table is either a copy of a report table's rows that match a filter (cells as the report printed them), or
 a pivot that puts cells of several rows of one report table side by side, one row per arm; no number is
@@ -32,6 +34,7 @@ PANEL = ROOT / "docs" / "results" / "report.md"
 PEERS = ROOT / "docs" / "results-peers"
 TTL = ROOT / "docs" / "results-ttl"
 TTL_POLICIES = ("task", "fixed:1d", "fixed:7d", "fixed:30d", "noisy:1")
+REAL_MODEL = ROOT / "docs" / "results-real-model" / "report.md"
 
 EXPOSURE = "## Exposure by arm and group: what reached the prompt (model-free)"
 ANSWERS = "## Answers by arm and group (`all` = overall)"
@@ -272,6 +275,30 @@ SECTIONS: dict[str, tuple[Path, tuple[Copy | Pivot | Across | Measured, ...]]] =
                 PEERS / "locomo" / "report.md",
                 "### Evidence retention per dialog id",
                 _all("mechanism"),
+            ),
+        ),
+    ),
+    "real-model": (
+        README,
+        (
+            Measured((REAL_MODEL,)),
+            Copy(
+                "**Exposure** (model-free; all groups; of the probes that list such a value):",
+                REAL_MODEL,
+                EXPOSURE,
+                _all("group"),
+            ),
+            Copy(
+                "**Answers of `gguf:smollm2-135m`** (all groups; the rule scorer's verdicts):",
+                REAL_MODEL,
+                ANSWERS,
+                _all("group"),
+            ),
+            Copy(
+                "**Paired** (all groups; the report's test and words):",
+                REAL_MODEL,
+                PAIRED,
+                (("group", ("all",)), ("metric", ("success_rate", "stale_error_rate"))),
             ),
         ),
     ),

@@ -44,10 +44,10 @@ def _readme_tables():
     return module
 
 
-@pytest.mark.parametrize("name", ["peers", "results", "ttl", "generated", "arms"])
+@pytest.mark.parametrize("name", ["peers", "results", "ttl", "generated", "arms", "real-model"])
 def test_the_readme_results_tables_are_the_reports_rows(name: str) -> None:
-    """The README's results, ttl, generated and peers tables and arms/README.md's results table are copied
-    from the reports (docs/results*/), never typed (issues 32, 33)."""
+    """The README's results, ttl, generated, peers and real-model tables and arms/README.md's results table
+    are copied from the reports (docs/results*/), never typed (issues 32, 33)."""
     module = _readme_tables()
     path = module.SECTIONS[name][0]
     begin, end = module.markers(name)
